@@ -1,0 +1,137 @@
+"""hookline's hook system: tagged results, hook points, protocols and dispatch.
+
+Callbacks are modules or objects whose methods satisfy the protocols below. Each
+returns a tagged result that callers take apart with ``match``::
+
+    match run_before(callbacks, BEFORE_MODEL, ctx):
+        case Cont(ctx):
+            response = model.generate(ctx.request)
+        case Halt(response):
+            pass
+        case _:
+            assert_never(...)
+
+- results: ``Cont`` / ``Halt`` (before hooks), ``Retry`` / ``Fallback`` / ``Failure``
+  (error hooks), ``Success`` / ``Failure`` outcomes (after hooks);
+- points: ``BeforePoint``, ``AfterPoint``, ``ErrorPoint`` and the eight built-ins;
+- dispatch: ``run_before``, ``run_after``, ``run_on_error`` and the ``arun_*`` twins,
+  over a list or its ``compile_callbacks`` form, under a ``DispatchPolicy``;
+- vocabulary: the contexts, messages and the invocation ``State`` hooks receive;
+- observers: ``on_event(HookEvent)``, or ``observing(fn)``.
+"""
+
+from returns.result import Failure, Result, Success
+
+from hooks._compile import CompiledCallbacks, compile_callbacks
+from hooks._contexts import AgentContext, ModelContext, ToolContext
+from hooks._dispatch import (
+    Callbacks,
+    DispatchPolicy,
+    arun_after,
+    arun_before,
+    arun_on_error,
+    run_after,
+    run_before,
+    run_on_error,
+)
+from hooks._errors import HookError, InvalidCallbacks, InvalidResult, StopRun
+from hooks._events import HookEvent, Observer, OutcomeTag, observing
+from hooks._messages import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Role,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
+from hooks._points import (
+    AFTER_AGENT,
+    AFTER_MODEL,
+    AFTER_TOOL,
+    BEFORE_AGENT,
+    BEFORE_MODEL,
+    BEFORE_TOOL,
+    ON_MODEL_ERROR,
+    ON_TOOL_ERROR,
+    AfterPoint,
+    BeforePoint,
+    ErrorPoint,
+)
+from hooks._protocols import (
+    AfterAgent,
+    AfterModel,
+    AfterTool,
+    BeforeAgent,
+    BeforeModel,
+    BeforeTool,
+    OnEvent,
+    OnModelError,
+    OnToolError,
+)
+from hooks._results import BeforeResult, Cont, ErrorResult, Fallback, Halt, Outcome, Retry
+from hooks._state import Invocation, State, StateKey
+
+__all__ = [
+    "AFTER_AGENT",
+    "AFTER_MODEL",
+    "AFTER_TOOL",
+    "BEFORE_AGENT",
+    "BEFORE_MODEL",
+    "BEFORE_TOOL",
+    "ON_MODEL_ERROR",
+    "ON_TOOL_ERROR",
+    "AfterAgent",
+    "AfterModel",
+    "AfterPoint",
+    "AfterTool",
+    "AgentContext",
+    "BeforeAgent",
+    "BeforeModel",
+    "BeforePoint",
+    "BeforeResult",
+    "BeforeTool",
+    "Callbacks",
+    "CompiledCallbacks",
+    "Cont",
+    "DispatchPolicy",
+    "ErrorPoint",
+    "ErrorResult",
+    "Failure",
+    "Fallback",
+    "Halt",
+    "HookError",
+    "HookEvent",
+    "InvalidCallbacks",
+    "InvalidResult",
+    "Invocation",
+    "Message",
+    "ModelContext",
+    "ModelRequest",
+    "ModelResponse",
+    "Observer",
+    "OnEvent",
+    "OnModelError",
+    "OnToolError",
+    "Outcome",
+    "OutcomeTag",
+    "Result",
+    "Retry",
+    "Role",
+    "State",
+    "StateKey",
+    "StopRun",
+    "Success",
+    "ToolCall",
+    "ToolContext",
+    "ToolResult",
+    "ToolSpec",
+    "arun_after",
+    "arun_before",
+    "arun_on_error",
+    "compile_callbacks",
+    "observing",
+    "run_after",
+    "run_before",
+    "run_on_error",
+]

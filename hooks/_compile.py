@@ -1,0 +1,223 @@
+"""Compiling a callbacks list: validate once, then one tuple of bound methods per point.
+
+Everything a dispatch needs is decided here, never per call: which callbacks define
+the point's method, the bound methods themselves, and which of them are async.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import threading
+import types
+from collections.abc import Callable, Sequence
+from operator import is_
+from typing import Any, Final, final
+
+from hooks._errors import InvalidCallbacks, describe
+from hooks._points import ON_EVENT, SIGNATURES, AfterPoint, BeforePoint, ErrorPoint, known_points
+
+__all__ = ["CompiledCallbacks", "compile_callbacks"]
+
+_Fn = Callable[..., Any]
+AnyPoint = BeforePoint[Any, Any] | AfterPoint[Any, Any] | ErrorPoint[Any, Any]
+
+
+@final
+class Chain:
+    """The callbacks of one list that define one point's method, in list order."""
+
+    __slots__ = ("any_async", "asyncs", "fns", "name", "owners")
+
+    def __init__(self, name: str, owners: tuple[object, ...], fns: tuple[_Fn, ...]) -> None:
+        self.name: Final = name
+        self.owners: Final = owners
+        self.fns: Final = fns
+        self.asyncs: Final = tuple(map(_is_async, fns))
+        self.any_async: Final = any(self.asyncs)
+
+    def owner_of(self, index: int) -> object:
+        """The callback whose method stands at ``index``."""
+        return self.owners[index]
+
+
+@final
+class CompiledCallbacks:
+    """A validated callbacks list with its per-point chains; what the runner holds.
+
+    Build it with ``compile_callbacks``; pass it anywhere a callbacks list goes.
+    """
+
+    __slots__ = ("_chains", "_lock", "callbacks")
+
+    def __init__(self, callbacks: Sequence[object], /) -> None:
+        _check_list(callbacks)
+        self.callbacks: Final = tuple(callbacks)
+        self._lock = threading.Lock()
+        known = known_points()
+        for callback in self.callbacks:
+            _check_callback(callback, known)
+        self._chains: dict[str, Chain] = {
+            name: self._build(name, kind) for name, kind in known.items()
+        }
+
+    def chain(self, name: str, kind: str) -> Chain:
+        """The chain for the point called ``name``, built (and validated) on first use."""
+        chain = self._chains.get(name)
+        if chain is None:
+            with self._lock:
+                chain = self._chains.get(name)
+                if chain is None:
+                    chain = self._chains[name] = self._build(name, kind)
+        return chain
+
+    def methods(self, point: AnyPoint, /) -> tuple[_Fn, ...]:
+        """The bound methods dispatched at ``point``, in list order."""
+        return self.chain(point.name, point.kind).fns
+
+    def defines(self, point: AnyPoint, /) -> bool:
+        """Whether any callback in the list defines ``point``'s method."""
+        return bool(self.methods(point))
+
+    @property
+    def observers(self) -> tuple[_Fn, ...]:
+        """The ``on_event`` methods of the list, in order."""
+        return self._chains[ON_EVENT].fns
+
+    def __len__(self) -> int:
+        return len(self.callbacks)
+
+    def __repr__(self) -> str:
+        return f"compile_callbacks({list(self.callbacks)!r})"
+
+    def _build(self, name: str, kind: str) -> Chain:
+        owners: list[object] = []
+        fns: list[_Fn] = []
+        for callback in self.callbacks:
+            fn = getattr(callback, name, None)
+            if fn is None:
+                continue
+            _check_method(callback, name, fn, kind)
+            owners.append(callback)
+            fns.append(fn)
+        return Chain(name, tuple(owners), tuple(fns))
+
+
+def compile_callbacks(callbacks: Sequence[object] | CompiledCallbacks, /) -> CompiledCallbacks:
+    """Validate ``callbacks`` once and return the compiled form dispatch runs on.
+
+    Raises ``InvalidCallbacks`` for a misspelled hook name, a non-callable hook
+    attribute, a method that cannot take its point's arguments, a class given instead
+    of an instance, or a bare function given instead of a module or object.
+    """
+    if type(callbacks) is CompiledCallbacks:
+        return callbacks
+    return CompiledCallbacks(callbacks)
+
+
+# id(list) -> (the list, its items when compiled, the compiled form). The strong
+# reference keeps the id from being reused; the items catch a list mutated since.
+_cache: dict[int, tuple[object, tuple[object, ...], CompiledCallbacks]] = {}
+_cache_lock = threading.Lock()
+_CACHE_SIZE: Final = 256
+
+
+def compiled(callbacks: Sequence[object] | CompiledCallbacks, /) -> CompiledCallbacks:
+    """``compile_callbacks`` behind an identity cache, for the free dispatch functions."""
+    if type(callbacks) is CompiledCallbacks:
+        return callbacks
+    entry = _cache.get(id(callbacks))
+    if (
+        entry is not None
+        and entry[0] is callbacks
+        and (type(callbacks) is tuple or _same_items(entry[1], callbacks))
+    ):
+        return entry[2]
+    result = CompiledCallbacks(callbacks)
+    with _cache_lock:
+        if len(_cache) >= _CACHE_SIZE:
+            del _cache[next(iter(_cache))]
+        _cache[id(callbacks)] = (callbacks, result.callbacks, result)
+    return result
+
+
+def _same_items(items: tuple[object, ...], callbacks: Sequence[object]) -> bool:
+    return len(items) == len(callbacks) and all(map(is_, items, callbacks))
+
+
+def _is_async(fn: _Fn) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 -- an object with `async def __call__`
+    )
+
+
+def _check_list(callbacks: object) -> None:
+    if isinstance(callbacks, str | bytes) or not isinstance(callbacks, Sequence):
+        msg = (
+            "callbacks must be a list or tuple of modules or objects, "
+            f"got {type(callbacks).__name__}; wrap a single callback as [callback]"
+        )
+        raise InvalidCallbacks(msg, callback=callbacks)
+
+
+_NOT_CALLBACKS: Final = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    types.NoneType,
+    str,
+    bytes,
+    int,
+    float,
+)
+
+
+def _check_callback(callback: object, known: dict[str, str]) -> None:
+    if isinstance(callback, type):
+        msg = (
+            f"{describe(callback)} was passed where a callback is needed; "
+            f"pass an instance: {callback.__qualname__}()"
+        )
+        raise InvalidCallbacks(msg, callback=callback)
+    if isinstance(callback, _NOT_CALLBACKS):
+        msg = (
+            f"a callback is a module or an object with hook methods, got {type(callback).__name__} "
+            f"{callback!r:.60}; put a function in a class or module, or use hooks.observing()"
+        )
+        raise InvalidCallbacks(msg, callback=callback)
+    for name in dir(callback):
+        if name.startswith("_") or not name.islower():
+            continue
+        if name in known:
+            fn = getattr(callback, name)
+            _check_method(callback, name, fn, known[name])
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        if close:
+            msg = (
+                f"{describe(callback)} defines {name!r}, which is no hook point; "
+                f"did you mean {close[0]!r}?"
+            )
+            raise InvalidCallbacks(msg, callback=callback, attribute=name)
+
+
+def _check_method(callback: object, name: str, fn: object, kind: str) -> None:
+    expected = SIGNATURES[kind]
+    if not callable(fn):
+        msg = (
+            f"{describe(callback)}.{name} must be a method taking {expected}, "
+            f"got {type(fn).__name__} {fn!r:.60}"
+        )
+        raise InvalidCallbacks(msg, callback=callback, attribute=name)
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # some builtins have no signature; nothing to check
+        return
+    try:
+        signature.bind(*expected.strip("()").split(", "))
+    except TypeError:
+        msg = (
+            f"{describe(callback)}.{name}{signature} cannot be called as {name}{expected}, "
+            f"which is how hook point {name!r} calls it"
+        )
+        raise InvalidCallbacks(msg, callback=callback, attribute=name) from None

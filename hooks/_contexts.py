@@ -1,0 +1,36 @@
+"""The contexts the built-in hook points hand to callbacks: frozen, one per operation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hooks._messages import Message, ModelRequest, ToolCall
+from hooks._state import Invocation
+
+__all__ = ["AgentContext", "ModelContext", "ToolContext"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentContext:
+    """An agent run about to start: ``message`` is the user's message it answers."""
+
+    invocation: Invocation
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class ModelContext:
+    """A model call: ``request`` is what the model will receive; ``attempt`` counts from 1."""
+
+    invocation: Invocation
+    request: ModelRequest
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """A tool call: ``call`` is the model's ``ToolCall(id, name, args)``; ``attempt`` from 1."""
+
+    invocation: Invocation
+    call: ToolCall
+    attempt: int = 1

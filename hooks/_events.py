@@ -1,0 +1,57 @@
+"""What observers see: one frozen ``HookEvent`` per hook-point dispatch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, TypeAlias, final
+
+__all__ = ["HookEvent", "Observer", "OutcomeTag", "observing"]
+
+OutcomeTag: TypeAlias = Literal["cont", "halt", "success", "failure", "retry", "fallback", "raised"]
+"""How a dispatch ended: the tag of its result, or ``"raised"`` when a callback raised."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookEvent:
+    """One dispatch of one hook point, told to observers after its chain ran.
+
+    ``error`` is the exception a callback raised (``outcome == "raised"``), or the error
+    carried by a ``Failure`` result; ``duration`` is the chain's time in seconds.
+    """
+
+    point: str
+    agent: str
+    branch: str
+    outcome: OutcomeTag
+    duration: float
+    tool: str | None = None
+    call_id: str | None = None
+    error: BaseException | None = None
+    attempt: int = 1
+
+
+@final
+class Observer:
+    """A callback whose only method is ``on_event``; built by ``observing``."""
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, fn: Callable[[HookEvent], object], /) -> None:
+        checked: object = fn  # callers without a type checker pass anything
+        if not callable(checked):
+            msg = f"observing() takes a function of one HookEvent, got {type(fn).__name__}"
+            raise TypeError(msg)
+        self._fn = fn
+
+    def on_event(self, event: HookEvent, /) -> None:
+        """Call the wrapped function with ``event``."""
+        self._fn(event)
+
+    def __repr__(self) -> str:
+        return f"observing({getattr(self._fn, '__qualname__', self._fn)!r})"
+
+
+def observing(fn: Callable[[HookEvent], object], /) -> Observer:
+    """Turn ``fn(event)`` into an observer callback: ``callbacks=[observing(print)]``."""
+    return Observer(fn)

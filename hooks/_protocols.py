@@ -1,0 +1,124 @@
+"""One ``Protocol`` per built-in hook method.
+
+A class subclasses exactly the protocols it implements (mark each method
+``@override``); a module can be checked by assigning it to a protocol-typed name::
+
+    checked: hooks.BeforeModel = my_module
+
+Parameters are positional-only, so implementations may name them freely. Every
+method may also be ``async def``: the async dispatchers await it, the sync ones
+refuse it when the list is compiled.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from returns.result import Failure, Result
+
+from hooks._contexts import AgentContext, ModelContext, ToolContext
+from hooks._events import HookEvent
+from hooks._messages import ModelResponse, ToolResult
+from hooks._results import BeforeResult, ErrorResult, Outcome
+
+__all__ = [
+    "AfterAgent",
+    "AfterModel",
+    "AfterTool",
+    "BeforeAgent",
+    "BeforeModel",
+    "BeforeTool",
+    "OnEvent",
+    "OnModelError",
+    "OnToolError",
+]
+
+
+class BeforeAgent(Protocol):
+    """``before_agent``: runs once when an agent starts on a message."""
+
+    def before_agent(self, ctx: AgentContext, /) -> BeforeResult[AgentContext, ModelResponse]:
+        """``Cont(ctx)`` runs the agent on ``ctx.message``; ``Halt(response)`` answers
+        with ``response`` without running it (``after_agent`` is skipped too)."""
+        ...
+
+
+class AfterAgent(Protocol):
+    """``after_agent``: runs once when an agent has answered or failed."""
+
+    def after_agent(
+        self, outcome: Outcome[ModelResponse], ctx: AgentContext, /
+    ) -> Result[ModelResponse, Exception]:
+        """Return the outcome to pass on: the same, a changed answer, or a ``Failure``
+        that the run raises."""
+        ...
+
+
+class BeforeModel(Protocol):
+    """``before_model``: runs before every model call."""
+
+    def before_model(self, ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
+        """``Cont(ctx)`` sends ``ctx.request`` to the model (so a changed request is what
+        the model receives); ``Halt(response)`` skips the call and ``after_model``."""
+        ...
+
+
+class AfterModel(Protocol):
+    """``after_model``: runs after every model call that was not halted."""
+
+    def after_model(
+        self, outcome: Outcome[ModelResponse], ctx: ModelContext, /
+    ) -> Result[ModelResponse, Exception]:
+        """Return the outcome the agent goes on with; a ``Failure`` fails the run."""
+        ...
+
+
+class OnModelError(Protocol):
+    """``on_model_error``: runs when the model raised."""
+
+    def on_model_error(
+        self, failure: Failure[Exception], ctx: ModelContext, /
+    ) -> ErrorResult[ModelContext, ModelResponse]:
+        """``Retry(ctx)`` calls the model again (within the retry budget);
+        ``Fallback(response)`` uses ``response``; ``Failure(err)`` passes an error on,
+        and the last one fails the run."""
+        ...
+
+
+class BeforeTool(Protocol):
+    """``before_tool``: runs before every tool call."""
+
+    def before_tool(self, ctx: ToolContext, /) -> BeforeResult[ToolContext, ToolResult]:
+        """``Cont(ctx)`` runs the tool with ``ctx.call.args``; ``Halt(result)`` skips the
+        tool and ``after_tool`` and gives the model ``result``."""
+        ...
+
+
+class AfterTool(Protocol):
+    """``after_tool``: runs after every tool call that was not halted."""
+
+    def after_tool(
+        self, outcome: Outcome[ToolResult], ctx: ToolContext, /
+    ) -> Result[ToolResult, Exception]:
+        """Return the outcome the model sees; a ``Failure`` becomes an error ``ToolResult``."""
+        ...
+
+
+class OnToolError(Protocol):
+    """``on_tool_error``: runs when a tool raised, was unknown, or got bad arguments."""
+
+    def on_tool_error(
+        self, failure: Failure[Exception], ctx: ToolContext, /
+    ) -> ErrorResult[ToolContext, ToolResult]:
+        """``Retry(ctx)`` runs the tool again (within the retry budget);
+        ``Fallback(result)`` uses ``result``; an unrecovered ``Failure`` becomes an
+        error ``ToolResult`` the model sees."""
+        ...
+
+
+class OnEvent(Protocol):
+    """``on_event``: an observer, told once per hook-point dispatch. It never changes the flow."""
+
+    def on_event(self, event: HookEvent, /) -> None:
+        """Look at ``event``; what it returns is ignored and what it raises is logged."""
+        ...
