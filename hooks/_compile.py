@@ -29,16 +29,28 @@ class Chain:
 
     __slots__ = ("any_async", "asyncs", "fns", "name", "owners")
 
-    def __init__(self, name: str, owners: tuple[object, ...], fns: tuple[_Fn, ...]) -> None:
+    def __init__(
+        self,
+        name: str,
+        owners: tuple[object, ...],
+        fns: tuple[_Fn, ...],
+        asyncs: tuple[bool, ...] | None = None,
+    ) -> None:
         self.name: Final = name
         self.owners: Final = owners
         self.fns: Final = fns
-        self.asyncs: Final = tuple(map(_is_async, fns))
+        self.asyncs: Final = tuple(map(_is_async, fns)) if asyncs is None else asyncs
         self.any_async: Final = any(self.asyncs)
 
-    def owner_of(self, index: int) -> object:
-        """The callback whose method stands at ``index``."""
-        return self.owners[index]
+    def extend(self, other: Chain) -> Chain:
+        """This chain followed by ``other``."""
+        if not other.fns:
+            return self
+        if not self.fns:
+            return other
+        return Chain(
+            self.name, self.owners + other.owners, self.fns + other.fns, self.asyncs + other.asyncs
+        )
 
 
 @final
@@ -84,6 +96,19 @@ class CompiledCallbacks:
         """The ``on_event`` methods of the list, in order."""
         return self._chains[ON_EVENT].fns
 
+    def __add__(self, other: CompiledCallbacks) -> CompiledCallbacks:
+        """Both lists, ``self``'s callbacks first, without validating either again."""
+        if type(other) is not CompiledCallbacks:
+            return NotImplemented
+        combined = object.__new__(CompiledCallbacks)
+        combined.callbacks = self.callbacks + other.callbacks  # type: ignore[misc]
+        combined._lock = threading.Lock()
+        combined._chains = {
+            name: self.chain(name, kind).extend(other.chain(name, kind))
+            for name, kind in known_points().items()
+        }
+        return combined
+
     def __len__(self) -> int:
         return len(self.callbacks)
 
@@ -109,21 +134,10 @@ def compile_callbacks(callbacks: Sequence[object] | CompiledCallbacks, /) -> Com
     Raises ``InvalidCallbacks`` for a misspelled hook name, a non-callable hook
     attribute, a method that cannot take its point's arguments, a class given instead
     of an instance, or a bare function given instead of a module or object.
+
+    The same list object compiles once: the result is cached by the list's identity
+    and reused while its items are the same objects (a mutated list compiles anew).
     """
-    if type(callbacks) is CompiledCallbacks:
-        return callbacks
-    return CompiledCallbacks(callbacks)
-
-
-# id(list) -> (the list, its items when compiled, the compiled form). The strong
-# reference keeps the id from being reused; the items catch a list mutated since.
-_cache: dict[int, tuple[object, tuple[object, ...], CompiledCallbacks]] = {}
-_cache_lock = threading.Lock()
-_CACHE_SIZE: Final = 256
-
-
-def compiled(callbacks: Sequence[object] | CompiledCallbacks, /) -> CompiledCallbacks:
-    """``compile_callbacks`` behind an identity cache, for the free dispatch functions."""
     if type(callbacks) is CompiledCallbacks:
         return callbacks
     entry = _cache.get(id(callbacks))
@@ -139,6 +153,13 @@ def compiled(callbacks: Sequence[object] | CompiledCallbacks, /) -> CompiledCall
             del _cache[next(iter(_cache))]
         _cache[id(callbacks)] = (callbacks, result.callbacks, result)
     return result
+
+
+# id(list) -> (the list, its items when compiled, the compiled form). The strong
+# reference keeps the id from being reused; the items catch a list mutated since.
+_cache: dict[int, tuple[object, tuple[object, ...], CompiledCallbacks]] = {}
+_cache_lock = threading.Lock()
+_CACHE_SIZE: Final = 256
 
 
 def _same_items(items: tuple[object, ...], callbacks: Sequence[object]) -> bool:

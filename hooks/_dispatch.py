@@ -10,13 +10,14 @@ the same rules written once as step generators, driven by ``_drive`` or ``_adriv
 from __future__ import annotations
 
 import inspect
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
+from operator import length_hint
 from typing import Any, Final, TypeAlias, TypeVar
 
 from returns.result import Failure, Success
 
-from hooks._compile import Chain, CompiledCallbacks, compiled
+from hooks._compile import Chain, CompiledCallbacks, compile_callbacks
 from hooks._errors import InvalidCallbacks, InvalidResult, describe
 from hooks._points import AfterPoint, BeforePoint, ErrorPoint
 from hooks._results import BeforeResult, Cont, ErrorResult, Fallback, Halt, Outcome, Retry
@@ -84,9 +85,9 @@ def run_before(
     chain = _sync_chain(callbacks, point.name, point.kind)
     if policy is not DEFAULT_POLICY:
         return _drive(chain, _before_steps(chain, point.name, ctx, policy))
-    fn = None
+    fns = iter(chain.fns)  # its length hint gives the position of a failing method
     try:
-        for fn in chain.fns:
+        for fn in fns:
             result = fn(ctx)
             if type(result) is Cont:
                 ctx = result._ctx
@@ -98,9 +99,9 @@ def run_before(
         else:
             return Cont(ctx)
     except Exception as exc:
-        _annotate(exc, chain, chain.fns.index(fn), point.name)
+        _annotate(exc, chain, _position(chain, fns), point.name)
         raise
-    raise _invalid(chain, chain.fns.index(fn), point.name, result, _BEFORE_TAGS)
+    raise _invalid(chain, _position(chain, fns), point.name, result, _BEFORE_TAGS)
 
 
 def run_after(
@@ -116,9 +117,9 @@ def run_after(
     chain = _sync_chain(callbacks, point.name, point.kind)
     if policy is not DEFAULT_POLICY:
         return _drive(chain, _after_steps(chain, point.name, outcome, ctx, policy))
-    fn = None
+    fns = iter(chain.fns)  # its length hint gives the position of a failing method
     try:
-        for fn in chain.fns:
+        for fn in fns:
             result = fn(outcome, ctx)
             if type(result) is Success or (
                 type(result) is Failure and isinstance(result.failure(), Exception)
@@ -129,9 +130,9 @@ def run_after(
         else:
             return outcome
     except Exception as exc:
-        _annotate(exc, chain, chain.fns.index(fn), point.name)
+        _annotate(exc, chain, _position(chain, fns), point.name)
         raise
-    raise _invalid(chain, chain.fns.index(fn), point.name, result, _AFTER_TAGS)
+    raise _invalid(chain, _position(chain, fns), point.name, result, _AFTER_TAGS)
 
 
 def run_on_error(
@@ -150,9 +151,9 @@ def run_on_error(
     chain = _sync_chain(callbacks, point.name, point.kind)
     if policy is not DEFAULT_POLICY:
         return _drive(chain, _error_steps(chain, point.name, failure, ctx, policy))
-    fn = None
+    fns = iter(chain.fns)  # its length hint gives the position of a failing method
     try:
-        for fn in chain.fns:
+        for fn in fns:
             result = fn(failure, ctx)
             if type(result) is Failure and isinstance(result.failure(), Exception):
                 failure = result
@@ -164,9 +165,9 @@ def run_on_error(
         else:
             return failure
     except Exception as exc:
-        _annotate(exc, chain, chain.fns.index(fn), point.name)
+        _annotate(exc, chain, _position(chain, fns), point.name)
         raise
-    raise _invalid(chain, chain.fns.index(fn), point.name, result, _ERROR_TAGS)
+    raise _invalid(chain, _position(chain, fns), point.name, result, _ERROR_TAGS)
 
 
 # -- async --------------------------------------------------------------------------
@@ -181,7 +182,7 @@ async def arun_before(
     policy: DispatchPolicy = DEFAULT_POLICY,
 ) -> BeforeResult[C, T]:
     """``run_before`` for async code: awaits ``async def`` methods, calls plain ones."""
-    compiled_ = compiled(callbacks)
+    compiled_ = compile_callbacks(callbacks)
     chain = compiled_.chain(point.name, point.kind)
     if not chain.any_async:
         return run_before(compiled_, point, ctx, policy=policy)
@@ -198,7 +199,7 @@ async def arun_after(
     policy: DispatchPolicy = DEFAULT_POLICY,
 ) -> Outcome[T]:
     """``run_after`` for async code: awaits ``async def`` methods, calls plain ones."""
-    compiled_ = compiled(callbacks)
+    compiled_ = compile_callbacks(callbacks)
     chain = compiled_.chain(point.name, point.kind)
     if not chain.any_async:
         return run_after(compiled_, point, outcome, ctx, policy=policy)
@@ -215,7 +216,7 @@ async def arun_on_error(
     policy: DispatchPolicy = DEFAULT_POLICY,
 ) -> ErrorResult[C, T]:
     """``run_on_error`` for async code: awaits ``async def`` methods, calls plain ones."""
-    compiled_ = compiled(callbacks)
+    compiled_ = compile_callbacks(callbacks)
     chain = compiled_.chain(point.name, point.kind)
     if not chain.any_async:
         return run_on_error(compiled_, point, failure, ctx, policy=policy)
@@ -301,6 +302,13 @@ def _drive(chain: Chain, steps: _Steps[R]) -> R:
                 index, args = steps.send(result)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
+    except RuntimeError as err:
+        # PEP 479 turns a callback's StopIteration, re-raised by the step generator, into a
+        # RuntimeError; a callback's own RuntimeError carries our note. Rule 6 keeps the type.
+        # (_adrive cannot do this: a coroutine converts StopIteration the same way.)
+        if isinstance(err.__cause__, StopIteration) and not hasattr(err, "__notes__"):
+            raise err.__cause__ from None
+        raise
 
 
 async def _adrive(chain: Chain, steps: _Steps[R]) -> R:
@@ -325,7 +333,7 @@ async def _adrive(chain: Chain, steps: _Steps[R]) -> R:
 
 
 def _sync_chain(callbacks: Callbacks, name: str, kind: str) -> Chain:
-    chain = compiled(callbacks).chain(name, kind)
+    chain = compile_callbacks(callbacks).chain(name, kind)
     if chain.any_async:
         owner = chain.owners[chain.asyncs.index(True)]
         msg = (
@@ -334,6 +342,11 @@ def _sync_chain(callbacks: Callbacks, name: str, kind: str) -> Chain:
         )
         raise InvalidCallbacks(msg, callback=owner, attribute=name)
     return chain
+
+
+def _position(chain: Chain, fns: Iterator[object]) -> int:
+    """The index of the method ``fns`` last yielded; exact even when one method is listed twice."""
+    return len(chain.fns) - length_hint(fns) - 1
 
 
 def _is_failure(result: object) -> bool:

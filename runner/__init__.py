@@ -1,0 +1,104 @@
+"""hookline's runner: the agent loop that threads every callback.
+
+::
+
+    agent = Agent("assistant", ScriptedModel(rules=[...]), tools=[add], callbacks=[audit])
+    with Runner(agent, retry=RetryPolicy(max_attempts=3)) as runner:
+        result = runner.run("what is 2 + 3?", callbacks=[guards])
+    result.output, result.status, result.events
+
+- ``Agent`` (model, tools, callbacks, sub-agents) and ``Runner`` (``run`` /
+  ``run_async``, retry budget, ``max_steps``, sessions);
+- models: the ``Model`` protocol and ``ScriptedModel`` with ``Rule`` (no network);
+- tools: plain functions (``FunctionTool``) or objects with ``name`` and ``run(args)``;
+- what a run leaves: ``RunResult`` and its typed ``Event`` records;
+- the hooks vocabulary is re-exported, so a program can import from here alone.
+"""
+
+from hooks import (
+    AgentContext,
+    HookEvent,
+    Invocation,
+    Message,
+    ModelContext,
+    ModelRequest,
+    ModelResponse,
+    State,
+    StateKey,
+    StopRun,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    observing,
+)
+from runner._agent import Agent
+from runner._errors import (
+    MaxStepsExceeded,
+    RunnerError,
+    ScriptExhausted,
+    ToolArgumentsError,
+    UnknownToolError,
+)
+from runner._events import (
+    ErrorEvent,
+    Event,
+    ModelResponseEvent,
+    RunResult,
+    RunStatus,
+    StopEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
+from runner._model import AsyncModel, Model, Rule, ScriptedModel, ScriptItem
+from runner._retry import RetryPolicy
+from runner._runner import Runner
+from runner._sessions import InMemorySessions, SessionStore
+from runner._tools import AsyncTool, FunctionTool, Tool, as_tool
+
+__all__ = [
+    "Agent",
+    "AgentContext",
+    "AsyncModel",
+    "AsyncTool",
+    "ErrorEvent",
+    "Event",
+    "FunctionTool",
+    "HookEvent",
+    "InMemorySessions",
+    "Invocation",
+    "MaxStepsExceeded",
+    "Message",
+    "Model",
+    "ModelContext",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelResponseEvent",
+    "RetryPolicy",
+    "Rule",
+    "RunResult",
+    "RunStatus",
+    "Runner",
+    "RunnerError",
+    "ScriptExhausted",
+    "ScriptItem",
+    "ScriptedModel",
+    "SessionStore",
+    "State",
+    "StateKey",
+    "StopEvent",
+    "StopRun",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolCall",
+    "ToolCallEvent",
+    "ToolContext",
+    "ToolResult",
+    "ToolResultEvent",
+    "ToolSpec",
+    "UnknownToolError",
+    "UserMessageEvent",
+    "as_tool",
+    "observing",
+]

@@ -1,0 +1,79 @@
+"""The errors the runner raises, under ``hooks.HookError`` like every hookline error.
+
+::
+
+    HookError
+     +-- RunnerError
+          +-- UnknownToolError (also LookupError)     the model called a tool nobody offers
+          +-- ToolArgumentsError (also TypeError)     the model's arguments don't fit the tool
+          +-- MaxStepsExceeded (also RuntimeError)    a run took more model turns than allowed
+          +-- ScriptExhausted (also LookupError)      a ScriptedModel ran out of answers
+
+Tool errors reach ``on_tool_error`` like any exception a tool raises; unrecovered,
+they become an error ``ToolResult`` the model sees.
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+from hooks import HookError
+
+__all__ = [
+    "MaxStepsExceeded",
+    "RunnerError",
+    "ScriptExhausted",
+    "ToolArgumentsError",
+    "UnknownToolError",
+]
+
+
+class RunnerError(HookError):
+    """Base of the errors the runner itself raises."""
+
+
+@final
+class UnknownToolError(RunnerError, LookupError):
+    """The model called ``name``, which is none of the agent's tools (``available``)."""
+
+    def __init__(self, name: str, available: tuple[str, ...]) -> None:
+        self.name = name
+        self.available = available
+        offered = ", ".join(available) or "none"
+        super().__init__(f"the model called unknown tool {name!r}; the agent offers: {offered}")
+
+
+@final
+class ToolArgumentsError(RunnerError, TypeError):
+    """The model's ``args`` for tool ``name`` do not fit its signature: ``problem`` says how."""
+
+    def __init__(self, name: str, args: object, problem: str) -> None:
+        self.name = name
+        self.args_given = args
+        self.problem = problem
+        super().__init__(f"bad arguments for tool {name!r}: {problem}; got {args!r:.120}")
+
+
+@final
+class MaxStepsExceeded(RunnerError, RuntimeError):
+    """Agent ``agent`` asked for more than ``max_steps`` model turns in one run."""
+
+    def __init__(self, agent: str, max_steps: int) -> None:
+        self.agent = agent
+        self.max_steps = max_steps
+        super().__init__(
+            f"agent {agent!r} did not finish within max_steps={max_steps} model turns; "
+            "raise Runner(max_steps=...) or check for a tool-call loop"
+        )
+
+
+@final
+class ScriptExhausted(RunnerError, LookupError):
+    """A ``ScriptedModel`` was asked for answer number ``call`` but holds no more."""
+
+    def __init__(self, call: int) -> None:
+        self.call = call
+        super().__init__(
+            f"ScriptedModel has no answer for call {call}: its script is used up "
+            "and no rule matched (give it more items, rules or a default)"
+        )

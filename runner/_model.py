@@ -1,0 +1,143 @@
+"""The model side: the ``Model`` protocol and ``ScriptedModel``, the embedded default.
+
+``ScriptedModel`` needs no network. It answers from a script (responses, plain
+strings, or exceptions to raise, in order) and, once the script is used up, from
+rules: a regular expression over the last user message (or the last tool result)
+mapped to a reply or a tool call. That is enough for examples and tests to look
+like a real assistant.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, final
+
+from hooks import ModelRequest, ModelResponse, ToolCall
+from runner._errors import ScriptExhausted
+
+__all__ = ["AsyncModel", "Model", "Rule", "ScriptItem", "ScriptedModel"]
+
+
+class Model(Protocol):
+    """A model: ``generate(request) -> ModelResponse``, sync. See also ``AsyncModel``."""
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Answer ``request``: text, tool calls, or both. Raising is a model error."""
+        ...
+
+
+class AsyncModel(Protocol):
+    """A model whose ``generate`` is ``async def``; usable with ``Runner.run_async`` only."""
+
+    def generate(self, request: ModelRequest, /) -> Awaitable[ModelResponse]:
+        """Answer ``request``: text, tool calls, or both. Raising is a model error."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """When ``pattern`` matches, answer with ``reply`` and, if ``tool`` is set, call it.
+
+    ``on="user"`` matches the last user message; ``on="tool"`` matches the content of
+    a tool result the model just received (``pattern=".*"`` for any). ``reply`` and
+    each value of ``args`` are ``str.format`` templates over the match's groups
+    (``{0}`` is the whole match, ``{1}``... and named groups), plus ``{content}``, the
+    matched message. An argument that reads as JSON (``"2"``, ``"true"``) is parsed.
+    """
+
+    pattern: str
+    reply: str = ""
+    tool: str | None = None
+    args: Mapping[str, str] = field(default_factory=dict)
+    on: Literal["user", "tool"] = "user"
+
+    def respond(self, content: str, call_id: str) -> ModelResponse | None:
+        """The answer to ``content``, or ``None`` when the pattern does not match it."""
+        match = re.search(self.pattern, content, flags=re.IGNORECASE | re.DOTALL)
+        if match is None:
+            return None
+        values: dict[str, Any] = {"content": content, **match.groupdict()}
+        groups = (match.group(0), *match.groups())
+        text = self.reply.format(*groups, **values)
+        if self.tool is None:
+            return ModelResponse(text=text)
+        args = {key: _parse(value.format(*groups, **values)) for key, value in self.args.items()}
+        return ModelResponse(text=text, tool_calls=(ToolCall(call_id, self.tool, args),))
+
+
+ScriptItem = ModelResponse | str | BaseException
+"""One scripted answer: a response, a text answer, or an exception to raise."""
+
+
+@final
+class ScriptedModel:
+    """A model that answers from a script, then from rules, then with ``default``.
+
+    ``requests`` keeps every request received, in order, so tests can see what the
+    model was really sent. Thread-safe.
+    """
+
+    __slots__ = ("_ids", "_lock", "_script", "default", "requests", "rules")
+
+    def __init__(
+        self,
+        script: Iterable[ScriptItem] = (),
+        /,
+        *,
+        rules: Sequence[Rule] = (),
+        default: str | None = None,
+    ) -> None:
+        self._script = list(script)
+        self.rules = tuple(rules)
+        self.default = default
+        self.requests: list[ModelRequest] = []
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """The next scripted item, else the first matching rule, else ``default``."""
+        with self._lock:
+            self.requests.append(request)
+            calls = len(self.requests)
+            item = self._script.pop(0) if self._script else None
+            call_id = f"call_{next(self._ids)}"
+        if isinstance(item, BaseException):
+            raise item
+        if isinstance(item, str):
+            return ModelResponse(text=item)
+        if item is not None:
+            return item
+        response = self._by_rule(request, call_id)
+        if response is not None:
+            return response
+        if self.default is not None:
+            return ModelResponse(text=self.default)
+        raise ScriptExhausted(calls)
+
+    def _by_rule(self, request: ModelRequest, call_id: str) -> ModelResponse | None:
+        if not request.messages:
+            return None
+        last = request.messages[-1]
+        if last.role not in {"user", "tool"}:
+            return None
+        for rule in self.rules:
+            if rule.on == last.role:
+                response = rule.respond(last.content, call_id)
+                if response is not None:
+                    return response
+        return None
+
+    def __repr__(self) -> str:
+        return f"ScriptedModel({len(self._script)} scripted, {len(self.rules)} rules)"
+
+
+def _parse(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value

@@ -1,0 +1,180 @@
+"""Tools: plain functions or objects with ``name`` and ``run(args)``, sync or async.
+
+A function becomes a ``FunctionTool``: its name, its docstring's first paragraph as
+description, and a JSON schema of its parameters, all read once from the signature.
+The model's arguments are checked against that signature before the call; a bad
+call raises ``ToolArgumentsError``, which reaches ``on_tool_error`` like any other
+tool error.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final, Protocol, final, runtime_checkable
+
+from hooks import ToolSpec
+from runner._errors import ToolArgumentsError
+
+__all__ = ["AsyncTool", "FunctionTool", "Tool", "as_tool"]
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A tool object: a ``name`` and ``run(args)``; ``description`` and ``parameters`` optional."""
+
+    @property
+    def name(self) -> str:
+        """The name the model calls the tool by."""
+        ...
+
+    def run(self, args: Mapping[str, Any], /) -> Any:
+        """Run with the model's ``args``; the return value becomes the ``ToolResult``."""
+        ...
+
+
+class AsyncTool(Protocol):
+    """A tool object whose ``run`` is ``async def``."""
+
+    @property
+    def name(self) -> str:
+        """The name the model calls the tool by."""
+        ...
+
+    def run(self, args: Mapping[str, Any], /) -> Awaitable[Any]:
+        """Run with the model's ``args``; the return value becomes the ``ToolResult``."""
+        ...
+
+
+_JSON_TYPES: Final[Mapping[object, str]] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    tuple: "array",
+    dict: "object",
+}
+# What a JSON value of each schema type may be in Python (int is a number, bool is not).
+_PY_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict, Mapping),
+}
+
+
+@final
+class FunctionTool:
+    """A plain function (sync or async) as a tool, called with the args as keywords."""
+
+    __slots__ = ("_signature", "_types", "description", "fn", "is_async", "name", "parameters")
+
+    def __init__(
+        self, fn: Callable[..., Any], /, *, name: str | None = None, description: str | None = None
+    ) -> None:
+        self.fn: Final = fn
+        self.name: Final[str] = name or fn.__name__
+        self.description: Final = description or _summary(fn)
+        self.is_async: Final = inspect.iscoroutinefunction(fn)
+        self._signature = inspect.signature(fn)
+        self._types = _param_types(fn, self._signature)
+        self.parameters: Final = _schema(self._signature, self._types)
+
+    def run(self, args: Mapping[str, Any], /) -> Any:
+        """Check ``args`` against the signature, then call the function with them."""
+        self.check(args)
+        return self.fn(**args)
+
+    def check(self, args: Mapping[str, Any]) -> None:
+        """Raise ``ToolArgumentsError`` unless ``args`` fit the function's signature."""
+        if not isinstance(args, Mapping):
+            raise ToolArgumentsError(self.name, args, "arguments must be a JSON object")
+        try:
+            self._signature.bind(**args)
+        except TypeError as exc:
+            raise ToolArgumentsError(self.name, args, str(exc)) from None
+        for key, value in args.items():
+            json_type = self._types.get(key)
+            if json_type is None:
+                continue
+            allowed = _PY_TYPES[json_type]
+            if not isinstance(value, allowed) or (json_type != "boolean" and type(value) is bool):
+                problem = f"{key!r} must be {json_type}, got {type(value).__name__}"
+                raise ToolArgumentsError(self.name, args, problem)
+
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    def __repr__(self) -> str:
+        return f"FunctionTool({self.name!r})"
+
+
+def as_tool(tool: object) -> Tool | AsyncTool:
+    """A tool from a plain function or an object with ``name`` and ``run``."""
+    if isinstance(tool, FunctionTool):
+        return tool
+    if isinstance(tool, types.FunctionType | types.MethodType | types.BuiltinFunctionType):
+        return FunctionTool(tool)
+    if isinstance(tool, Tool):
+        name: object = tool.name  # untyped callers may give anything a `name`
+        if isinstance(name, str):
+            return tool
+    msg = (
+        "a tool is a function or an object with a str `name` and a `run(args)` method, "
+        f"got {type(tool).__name__} {tool!r:.60}"
+    )
+    raise TypeError(msg)
+
+
+def spec_of(tool: Tool | AsyncTool) -> ToolSpec:
+    """The ``ToolSpec`` of any tool (objects may omit description and parameters)."""
+    if isinstance(tool, FunctionTool):
+        return tool.spec()
+    description = getattr(tool, "description", "")
+    parameters = getattr(tool, "parameters", {})
+    return ToolSpec(
+        tool.name, str(description), parameters if isinstance(parameters, Mapping) else {}
+    )
+
+
+def is_async_tool(tool: Tool | AsyncTool) -> bool:
+    """Whether calling ``tool.run`` gives an awaitable, decided once per tool."""
+    if isinstance(tool, FunctionTool):
+        return tool.is_async
+    return inspect.iscoroutinefunction(tool.run)
+
+
+def _summary(fn: Callable[..., Any]) -> str:
+    doc = inspect.getdoc(fn) or ""
+    return doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+
+
+def _param_types(fn: Callable[..., Any], signature: inspect.Signature) -> dict[str, str]:
+    try:
+        hints = typing.get_type_hints(fn)
+    except (NameError, TypeError):  # unresolvable annotations: no type checks, names only
+        hints = {}
+    types_: dict[str, str] = {}
+    for name in signature.parameters:
+        json_type = _JSON_TYPES.get(typing.get_origin(hints.get(name)) or hints.get(name))
+        if json_type is not None:
+            types_[name] = json_type
+    return types_
+
+
+def _schema(signature: inspect.Signature, types_: Mapping[str, str]) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, param in signature.parameters.items():
+        if param.kind in {param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY}:
+            continue
+        properties[name] = {"type": types_[name]} if name in types_ else {}
+        if param.default is param.empty:
+            required.append(name)
+    return {"type": "object", "properties": properties, "required": required}
