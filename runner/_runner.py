@@ -19,6 +19,8 @@ from runner._sessions import InMemorySessions, SessionStore
 
 __all__ = ["Runner"]
 
+_COMBINED_SIZE: Final = 64
+
 
 @final
 class Runner:
@@ -34,6 +36,7 @@ class Runner:
     __slots__ = (
         "_agent_callbacks",
         "_closed",
+        "_combined",
         "_executor",
         "_owns_sessions",
         "agent",
@@ -72,6 +75,11 @@ class Runner:
         self._agent_callbacks: Final = {
             id(each): compile_callbacks(each.callbacks) for each in agent.walk()
         }
+        # id(run callbacks) -> (them, per agent id the full list, checked for sync runs?).
+        self._combined: dict[
+            int, tuple[CompiledCallbacks, dict[int, CompiledCallbacks], list[bool]]
+        ]
+        self._combined = {}
         self._executor: ThreadPoolExecutor | None = None
         self._closed = False
 
@@ -146,19 +154,12 @@ class Runner:
         self, user_id: str, session_id: str | None, callbacks: Sequence[object], *, is_async: bool
     ) -> Run:
         self._check_open()
-        run_callbacks = self.callbacks + compile_callbacks(callbacks)
-
-        def compile_for(agent: Agent) -> CompiledCallbacks:
-            return run_callbacks + self._agent_callbacks[id(agent)]
-
-        if not is_async:
-            for agent in self.agent.walk():
-                _check_sync(agent, compile_for(agent))
+        table = self._callbacks_for(compile_callbacks(callbacks), check_sync=not is_async)
         return Run(
             run_id=uuid.uuid4().hex,
             user_id=user_id,
             session_id=uuid.uuid4().hex if session_id is None else session_id,
-            compile=compile_for,
+            compile=lambda agent: table[id(agent)],
             retry=self.retry,
             max_steps=self.max_steps,
             sessions=self.sessions,
@@ -166,6 +167,28 @@ class Runner:
             executor=self._pool,
             rng=self.rng,
         )
+
+    def _callbacks_for(
+        self, run_callbacks: CompiledCallbacks, *, check_sync: bool
+    ) -> dict[int, CompiledCallbacks]:
+        """Per agent id: the runner's, the run's, then the agent's own callbacks.
+
+        Made once per run-callbacks list (``compile_callbacks`` returns the same object
+        for the same list), so a run with the same callbacks as the last one builds nothing.
+        """
+        entry = self._combined.get(id(run_callbacks))
+        if entry is None or entry[0] is not run_callbacks:
+            base = self.callbacks + run_callbacks
+            table = {key: base + own for key, own in self._agent_callbacks.items()}
+            entry = (run_callbacks, table, [False])
+            if len(self._combined) >= _COMBINED_SIZE:
+                self._combined.clear()
+            self._combined[id(run_callbacks)] = entry
+        if check_sync and not entry[2][0]:
+            for agent in self.agent.walk():
+                _check_sync(agent, entry[1][id(agent)])
+            entry[2][0] = True
+        return entry[1]
 
     def _pool(self) -> Executor:
         if self._executor is None:
