@@ -16,8 +16,10 @@ OutcomeTag: TypeAlias = Literal["cont", "halt", "success", "failure", "retry", "
 class HookEvent:
     """One dispatch of one hook point, told to observers after its chain ran.
 
-    ``error`` is the exception a callback raised (``outcome == "raised"``), or the error
-    carried by a ``Failure`` result; ``duration`` is the chain's time in seconds.
+    ``error`` is the exception a callback raised (``outcome == "raised"``), the error
+    carried by a ``Failure`` result, or, for an error point that recovered, the error it
+    recovered from. ``duration`` is the chain's time in seconds, ``time`` (``time.time()``)
+    when it started, ``attempt`` the operation's attempt (from 1).
     """
 
     point: str
@@ -29,6 +31,7 @@ class HookEvent:
     call_id: str | None = None
     error: BaseException | None = None
     attempt: int = 1
+    time: float = 0.0
 
 
 @final

@@ -5,9 +5,9 @@ A class subclasses exactly the protocols it implements (mark each method
 
     checked: hooks.BeforeModel = my_module
 
-Parameters are positional-only, so implementations may name them freely. Every
-method may also be ``async def``: the async dispatchers await it, the sync ones
-refuse it when the list is compiled.
+Parameters are positional-only, so implementations may name them freely. For
+``async def`` methods subclass the twins in ``_async_protocols`` (``AsyncBeforeModel``
+...): the async dispatchers await them, the sync ones refuse them.
 """
 
 from __future__ import annotations

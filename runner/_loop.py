@@ -183,7 +183,10 @@ class Plan:
         except Exception as exc:
             await self._observe(point.name, start, "raised", error=exc, call=call, ctx=args[-1])
             raise
-        error = result.failure() if type(result) is Failure else None
+        if type(result) is Failure:
+            error = result.failure()
+        else:  # a recovery still tells observers what it recovered from
+            error = args[0].failure() if point.kind == "error" else None
         await self._observe(
             point.name, start, _TAGS[type(result)], error=error, call=call, ctx=args[-1]
         )
@@ -200,6 +203,7 @@ class Plan:
         ctx: object,
     ) -> None:
         event = HookEvent(
+            time=time.time() - (perf_counter() - start),
             point=point,
             agent=self.agent.name,
             branch=self.branch,

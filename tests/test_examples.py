@@ -1,0 +1,177 @@
+"""Every program in examples/ runs and does what its docstring says."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from examples import custom_point, error_handlers, quickstart, typed_callbacks
+from runner import UserMessageEvent
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def demo() -> quickstart.Demo:
+    """The quickstart's four turns, run once for the tests that only read them."""
+    return quickstart.run_demo()
+
+
+def _outcomes(turn: quickstart.Turn) -> list[tuple[str, str | None, int, str]]:
+    return [(event.point, event.tool, event.attempt, event.outcome) for event in turn.hook_events]
+
+
+def test_quickstart_answers(demo: quickstart.Demo) -> None:
+    """Each message gets the answer its callbacks and tools lead to."""
+    assert [turn.result.output for turn in demo.turns] == [
+        "2 + 3 = 5.",
+        "It's 18°C, light rain in Paris.",
+        "I can't help with that.",
+        "Done: the notes went to <email>.",
+    ]
+    assert {turn.result.status for turn in demo.turns} == {"completed"}
+
+
+def test_quickstart_calculator_hooks_in_order(demo: quickstart.Demo) -> None:
+    """The sum runs model, tool, model between before_agent and after_agent."""
+    assert _outcomes(demo.turns[0]) == [
+        ("before_agent", None, 1, "cont"),
+        ("before_model", None, 1, "cont"),
+        ("after_model", None, 1, "success"),
+        ("before_tool", "add", 1, "cont"),
+        ("after_tool", "add", 1, "success"),
+        ("before_model", None, 1, "cont"),
+        ("after_model", None, 1, "success"),
+        ("after_agent", None, 1, "success"),
+    ]
+
+
+def test_quickstart_retries_the_flaky_tool(demo: quickstart.Demo) -> None:
+    """The weather tool fails once, the retry handler retries, and attempt 2 succeeds."""
+    tool_events = [event for event in _outcomes(demo.turns[1]) if event[1] == "weather"]
+    assert tool_events == [
+        ("before_tool", "weather", 1, "cont"),
+        ("on_tool_error", "weather", 1, "retry"),
+        ("after_tool", "weather", 2, "success"),
+    ]
+
+
+def test_quickstart_guard_halts_before_any_model_call(demo: quickstart.Demo) -> None:
+    """The request for a password halts at before_agent and never reaches the model."""
+    assert _outcomes(demo.turns[2]) == [("before_agent", None, 1, "halt")]
+    last_user_messages = [request.messages[-1].content for request in demo.model.requests]
+    assert not any("password" in content for content in last_user_messages)
+
+
+def test_quickstart_model_never_sees_an_email(demo: quickstart.Demo) -> None:
+    """Every request the model received has its email addresses redacted."""
+    contents = [m.content for request in demo.model.requests for m in request.messages]
+    assert "send the notes to <email>" in contents
+    assert not any("@" in content for content in contents)
+    asked = demo.turns[3].result.events[0]
+    assert isinstance(asked, UserMessageEvent)
+    assert asked.message.content.endswith("@example.com")  # the run itself keeps the original
+
+
+def test_quickstart_prints_a_short_trace(capsys: pytest.CaptureFixture[str]) -> None:
+    """main() prints each hook point with its outcome, the retry, the halt and the answers."""
+    quickstart.main()
+    out = capsys.readouterr().out
+    assert "answer: 2 + 3 = 5." in out
+    assert "-> calls add(a=2, b=3)" in out
+    assert "on_tool_error  weather #1  retry" in out
+    assert "after_tool     weather #2  success" in out
+    assert "before_agent     assistant   halt" in out
+    assert "answer: Done: the notes went to <email>." in out
+    assert "µs" in out
+    assert 30 <= len(out.splitlines()) <= 50
+
+
+def test_quickstart_runs_as_a_module() -> None:
+    """`python -m examples.quickstart`, what `make demo` runs, exits 0 and prints the trace."""
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.quickstart"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "user: what is 2 + 3?" in done.stdout
+    assert "answer: 2 + 3 = 5." in done.stdout
+    assert "answer: I can't help with that." in done.stdout
+
+
+def test_error_handlers_retry_fallback_and_failure() -> None:
+    """The handlers retry the model, fall back for the tool, and pass a permanent error on."""
+    timeout, failing_tool, revoked = error_handlers.run_cases()
+    assert [(e.point, e.attempt, e.outcome) for e in timeout.handled] == [
+        ("on_model_error", 1, "retry")
+    ]
+    assert timeout.answer == "Here is what I know about hookline."
+    assert [(e.tool, e.attempt, e.outcome) for e in failing_tool.handled] == [
+        ("search", 1, "retry"),
+        ("search", 2, "retry"),
+        ("search", 3, "fallback"),
+    ]
+    assert failing_tool.answer == "Search said: search is unavailable; answer without it."
+    assert [(e.point, e.outcome) for e in revoked.handled] == [("on_model_error", "failure")]
+    assert isinstance(revoked.error, PermissionError)
+    assert revoked.answer is None
+
+
+def test_error_handlers_main_prints_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    """main() prints one block per case, ending in the answer or the raised error."""
+    error_handlers.main()
+    out = capsys.readouterr().out
+    assert "on_tool_error search #3 -> fallback" in out
+    assert "run() raised PermissionError: API key revoked" in out
+
+
+def test_typed_callbacks_refuse_cut_and_stop() -> None:
+    """Inspector refuses delete_file and cuts long results; the budget module stops a loop."""
+    (_, tidy_log, tidy_answer), (_, loop_log, loop_answer) = typed_callbacks.run_inspected()
+    assert "before_tool   delete_file -> halt (needs a human)" in tidy_log
+    assert "after_tool    success: 131 chars, cut" in tidy_log
+    assert tidy_answer == "I read notes.txt; deleting it needs you."
+    assert sum(line.startswith("before_model") for line in loop_log) == 3
+    assert loop_answer == "(stopped: 3 model calls is this run's budget)"
+
+
+def test_typed_callbacks_main_prints_both_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """main() prints each message, Inspector's log and the answer."""
+    typed_callbacks.main()
+    out = capsys.readouterr().out
+    assert "user: tidy up notes.txt" in out
+    assert "answer: (stopped: 3 model calls is this run's budget)" in out
+
+
+def test_custom_point_rewrite_retry_cache_fallback() -> None:
+    """The declared points rewrite the query, retry a timeout, serve the cache and fall back."""
+    index = custom_point.Index(custom_point.DOCS)
+    retriever = custom_point.Retriever(
+        [custom_point.Rewrite(), custom_point.Cache(), custom_point.RecoverIndex()], index
+    )
+    first = retriever.retrieve("How do HOOK points find callbacks?")
+    assert [doc.id for doc in first] == ["points", "runner"]
+    assert index.searches == 2  # one timeout, one retry
+    assert retriever.retrieve("how do hook points find callbacks") == first
+    assert index.searches == 2  # the cache halted: no search
+    assert retriever.retrieve("???") == []
+    assert "  on_retrieval_error -> fallback: []" in retriever.log
+
+
+def test_custom_point_main_prints_the_flow(capsys: pytest.CaptureFixture[str]) -> None:
+    """main() prints every dispatch of the three retrievals."""
+    custom_point.main()
+    out = capsys.readouterr().out
+    assert "before_retrieval -> halt: [points, runner], search skipped" in out
+    assert "on_retrieval_error -> retry" in out
