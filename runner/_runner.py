@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-import uuid
+import secrets
 from collections.abc import Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Final, final
@@ -156,9 +156,9 @@ class Runner:
         self._check_open()
         table = self._callbacks_for(compile_callbacks(callbacks), check_sync=not is_async)
         return Run(
-            run_id=uuid.uuid4().hex,
+            run_id=secrets.token_hex(16),
             user_id=user_id,
-            session_id=uuid.uuid4().hex if session_id is None else session_id,
+            session_id=secrets.token_hex(16) if session_id is None else session_id,
             compile=lambda agent: table[id(agent)],
             retry=self.retry,
             max_steps=self.max_steps,
