@@ -20,6 +20,7 @@ __all__ = [
 ]
 
 RunStatus: TypeAlias = Literal["completed", "stopped"]
+"""How a run ended: ``"completed"`` with an answer, or ``"stopped"`` by a ``StopRun``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

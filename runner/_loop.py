@@ -311,6 +311,7 @@ class Run:
         events.append(UserMessageEvent(**self._where(plan.branch), message=message))
         match await plan.before(BEFORE_AGENT, AgentContext(plan.invocation, message)):
             case Halt(response):
+                response = _checked_response(response, "a halted agent")
                 history += (message, _assistant(response))
                 events.append(ModelResponseEvent(**self._where(plan.branch), response=response))
                 return response
@@ -327,7 +328,7 @@ class Run:
             outcome = Failure(exc)
         match await plan.after(AFTER_AGENT, outcome, ctx):
             case Success(response):
-                return response
+                return _checked_response(response, "an agent")
             case Failure(error):
                 events.append(
                     ErrorEvent(**self._where(plan.branch), error=error, operation="agent")
@@ -519,12 +520,10 @@ def _assistant(response: ModelResponse) -> Message:
     return Message("assistant", response.text, tool_calls=response.tool_calls)
 
 
-def _checked_response(response: object) -> ModelResponse:
+def _checked_response(response: object, what: str = "a model call") -> ModelResponse:
     if isinstance(response, ModelResponse):
         return response
-    msg = (
-        f"a model call must end in a ModelResponse, got {type(response).__name__} {response!r:.60}"
-    )
+    msg = f"{what} must end in a ModelResponse, got {type(response).__name__} {response!r:.60}"
     raise TypeError(msg)
 
 

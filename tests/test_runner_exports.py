@@ -1,0 +1,146 @@
+"""The public names of ``runner``: pinned, sorted, documented."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import itertools
+import pkgutil
+
+import pytest
+
+import hooks
+import runner
+
+EXPORTED = [
+    "Agent",
+    "AgentContext",
+    "AsyncModel",
+    "AsyncTool",
+    "ErrorEvent",
+    "Event",
+    "FunctionTool",
+    "HookEvent",
+    "InMemorySessions",
+    "Invocation",
+    "MaxStepsExceeded",
+    "Message",
+    "Model",
+    "ModelContext",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelResponseEvent",
+    "RetryPolicy",
+    "Rule",
+    "RunResult",
+    "RunStatus",
+    "Runner",
+    "RunnerError",
+    "ScriptExhausted",
+    "ScriptItem",
+    "ScriptedModel",
+    "SessionStore",
+    "State",
+    "StateKey",
+    "StopEvent",
+    "StopRun",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolCall",
+    "ToolCallEvent",
+    "ToolContext",
+    "ToolResult",
+    "ToolResultEvent",
+    "ToolSpec",
+    "UnknownToolError",
+    "UserMessageEvent",
+    "as_tool",
+    "observing",
+]
+
+# Names runner re-exports from hooks, so a program can import from runner alone.
+FROM_HOOKS = [
+    "AgentContext",
+    "HookEvent",
+    "Invocation",
+    "Message",
+    "ModelContext",
+    "ModelRequest",
+    "ModelResponse",
+    "State",
+    "StateKey",
+    "StopRun",
+    "ToolCall",
+    "ToolContext",
+    "ToolResult",
+    "ToolSpec",
+    "observing",
+]
+
+
+def test_all_is_pinned_and_sorted() -> None:
+    """``runner.__all__`` is exactly the documented names, sorted."""
+    assert runner.__all__ == EXPORTED
+    assert runner.__all__ == sorted(runner.__all__)
+
+
+def test_every_exported_name_exists() -> None:
+    """Each name in ``__all__`` is an attribute of the package."""
+    missing = [name for name in runner.__all__ if not hasattr(runner, name)]
+    assert missing == []
+
+
+@pytest.mark.parametrize("name", FROM_HOOKS)
+def test_hooks_vocabulary_is_re_exported_as_is(name: str) -> None:
+    """The re-exported vocabulary is the very object ``hooks`` defines."""
+    assert getattr(runner, name) is getattr(hooks, name)
+
+
+def _alias_docstrings() -> dict[str, str]:
+    """Module-level ``Name = ...`` assignments in runner's modules followed by a docstring."""
+    found: dict[str, str] = {}
+    for module in pkgutil.iter_modules(runner.__path__, "runner."):
+        source = inspect.getsource(importlib.import_module(module.name))
+        body = ast.parse(source).body
+        for statement, following in itertools.pairwise(body):
+            target = None
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                target = statement.target.id
+            elif isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
+                target = statement.targets[0].id
+            if (
+                target is not None
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                found[target] = following.value.value
+    return found
+
+
+@pytest.mark.parametrize("name", EXPORTED)
+def test_every_public_name_is_documented(name: str) -> None:
+    """Classes and functions have their own docstring; type aliases have one after them."""
+    obj = getattr(runner, name)
+    if inspect.isclass(obj) or inspect.isfunction(obj):
+        doc = obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__
+    else:
+        doc = _alias_docstrings().get(name)
+    assert isinstance(doc, str)
+    assert doc.strip()
+
+
+def test_public_methods_are_documented() -> None:
+    """Every public method of an exported class defined in runner has a docstring."""
+    undocumented = []
+    for name in EXPORTED:
+        obj = getattr(runner, name)
+        if not inspect.isclass(obj) or not obj.__module__.startswith("runner."):
+            continue
+        for attribute, value in vars(obj).items():
+            if attribute.startswith("_") or not callable(value):
+                continue
+            if not (getattr(value, "__doc__", None) or "").strip():
+                undocumented.append(f"{name}.{attribute}")
+    assert undocumented == []
