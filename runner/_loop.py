@@ -48,8 +48,6 @@ from hooks import (
     Fallback,
     Halt,
     HookEvent,
-    InvalidCallbacks,
-    InvalidResult,
     Invocation,
     Message,
     ModelContext,
@@ -94,9 +92,6 @@ C = TypeVar("C")
 T = TypeVar("T")
 OpCtx = TypeVar("OpCtx", ModelContext, ToolContext)
 
-# Errors that are the program's, not the operation's: they end the run as they are
-# and never reach an error hook (a tool that hits one inside a sub-agent included).
-_PROPAGATE: Final = (StopRun, InvalidResult, InvalidCallbacks, MaxStepsExceeded)
 
 _TAGS: Final[dict[type, OutcomeTag]] = {
     Cont: "cont",
@@ -231,6 +226,7 @@ class Run:
     __slots__ = (
         "_plans",
         "compile",
+        "escalated",
         "events",
         "executor",
         "id",
@@ -272,6 +268,7 @@ class Run:
         self.state: Final = State()
         self.events: list[Event] = []
         self.steps = 0
+        self.escalated: list[Exception] = []
         self._plans: dict[str, Plan] = {}
 
     def plan(self, agent: Agent, branch: str) -> Plan:
@@ -299,7 +296,7 @@ class Run:
             )
         except StopRun as stop:
             self.events.append(StopEvent(**self._where(root.name), reason=stop.reason))
-            self.sessions.save(self.user_id, self.session_id, history)
+            self.sessions.save(self.user_id, self.session_id, _answered(history))
             return self._result("", "stopped", stop.reason, None)
         self.sessions.save(self.user_id, self.session_id, history)
         return self._result(response.text, "completed", None, response)
@@ -319,13 +316,9 @@ class Run:
                 pass
             case unreachable:
                 assert_never(unreachable)
-        outcome: Outcome[ModelResponse]
-        try:
-            outcome = Success(await self.loop(plan, ctx.message, history, events))
-        except _PROPAGATE:
-            raise
-        except Exception as exc:
-            outcome = Failure(exc)
+        # Only the loop's outcome reaches after_agent: an exception a callback raised
+        # propagates as it is, never offered to a hook that could swallow it.
+        outcome = await self.loop(plan, ctx.message, history, events)
         match await plan.after(AFTER_AGENT, outcome, ctx):
             case Success(response):
                 return _checked_response(response, "an agent")
@@ -337,8 +330,8 @@ class Run:
 
     async def loop(
         self, plan: Plan, message: Message, history: list[Message], events: list[Event]
-    ) -> ModelResponse:
-        """Model turns until one answers without tool calls."""
+    ) -> Outcome[ModelResponse]:
+        """Model turns until one answers without tool calls, or a model call fails."""
         agent = plan.agent
         system = (Message("system", agent.instruction),) if agent.instruction else ()
         history.append(message)
@@ -347,10 +340,16 @@ class Run:
             if self.steps > self.max_steps:
                 raise MaxStepsExceeded(agent.name, self.max_steps)
             request = ModelRequest((*system, *history), agent.specs)
-            response = await self.model_call(plan, request, events)
+            match await self.model_call(plan, request, events):
+                case Success(response):
+                    pass
+                case Failure() as failure:
+                    return failure
+                case unreachable:
+                    assert_never(unreachable)
             history.append(_assistant(response))
             if not response.tool_calls:
-                return response
+                return Success(response)
             results = await self.tool_calls(plan, response.tool_calls, events)
             history.extend(
                 Message("tool", result.content, tool_call_id=call.id, name=call.name)
@@ -359,8 +358,8 @@ class Run:
 
     async def model_call(
         self, plan: Plan, request: ModelRequest, events: list[Event]
-    ) -> ModelResponse:
-        """One model call with its hooks; an unrecovered error is raised."""
+    ) -> Outcome[ModelResponse]:
+        """One model call with its hooks; its response, or the error nobody recovered."""
         match await plan.before(BEFORE_MODEL, ModelContext(plan.invocation, request)):
             case Halt(response):
                 pass
@@ -369,14 +368,14 @@ class Run:
                 match await plan.after(AFTER_MODEL, outcome, ctx):
                     case Success(response):
                         pass
-                    case Failure(error):
+                    case Failure(error) as failure:
                         events.append(
                             ErrorEvent(**self._where(plan.branch), error=error, operation="model")
                         )
-                        raise error
+                        return failure
         response = _checked_response(response)
         events.append(ModelResponseEvent(**self._where(plan.branch), response=response))
-        return response
+        return Success(response)
 
     async def tool_calls(
         self, plan: Plan, calls: Sequence[ToolCall], events: list[Event]
@@ -441,9 +440,11 @@ class Run:
         while True:
             try:
                 return Success(await operation(ctx)), ctx
-            except _PROPAGATE:
+            except StopRun:
                 raise
             except Exception as exc:
+                if any(exc is escalated for escalated in self.escalated):
+                    raise
                 error = exc
             match await plan.on_error(point, Failure(error), ctx, call):
                 case Retry(retry_ctx) as retry:
@@ -488,7 +489,13 @@ class Run:
                     call.name, call.args, "a sub-agent takes one str 'request'"
                 )
             sub = self.plan(tool, f"{plan.branch}/{tool.name}")
-            response = await self.agent_turn(sub, Message("user", request), [], events)
+            try:
+                response = await self.agent_turn(sub, Message("user", request), [], events)
+            except Exception as exc:
+                # The sub-agent's own hooks had their chance: its unrecovered model error,
+                # or a callback's exception, fails the whole run, not just this tool call.
+                self.escalated.append(exc)
+                raise
             return ToolResult(response.text)
         if agent.tool_is_async[call.name]:
             value = await tool.run(call.args)
@@ -514,6 +521,22 @@ class Run:
         self, output: str, status: Any, reason: str | None, response: ModelResponse | None
     ) -> RunResult:
         return RunResult(output, tuple(self.events), status, reason, self.session_id, response)
+
+
+def _answered(history: list[Message]) -> list[Message]:
+    """``history`` without a last tool-calling turn whose calls did not all get results.
+
+    A run stopped between a tool call and its result would otherwise save a
+    conversation that model APIs refuse on the next turn.
+    """
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message.role == "assistant" and message.tool_calls:
+            answered = {m.tool_call_id for m in history[index + 1 :] if m.role == "tool"}
+            if answered.issuperset(call.id for call in message.tool_calls):
+                return history
+            return history[:index]
+    return history
 
 
 def _assistant(response: ModelResponse) -> Message:

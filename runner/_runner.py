@@ -9,8 +9,20 @@ from collections.abc import Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Final, final
 
-from hooks import CompiledCallbacks, InvalidCallbacks, Message, compile_callbacks
-from hooks._points import known_points
+from hooks import (
+    AFTER_AGENT,
+    AFTER_MODEL,
+    AFTER_TOOL,
+    BEFORE_AGENT,
+    BEFORE_MODEL,
+    BEFORE_TOOL,
+    ON_MODEL_ERROR,
+    ON_TOOL_ERROR,
+    CompiledCallbacks,
+    InvalidCallbacks,
+    Message,
+    compile_callbacks,
+)
 from runner._agent import Agent
 from runner._events import RunResult
 from runner._loop import Run, complete
@@ -20,6 +32,13 @@ from runner._sessions import InMemorySessions, SessionStore
 __all__ = ["Runner"]
 
 _COMBINED_SIZE: Final = 64
+# The points a run dispatches, so the only ones a sync run must be able to call.
+_RUNNER_POINTS: Final = (
+    *((point.name, point.kind) for point in (BEFORE_AGENT, BEFORE_MODEL, BEFORE_TOOL)),
+    *((point.name, point.kind) for point in (AFTER_AGENT, AFTER_MODEL, AFTER_TOOL)),
+    *((point.name, point.kind) for point in (ON_MODEL_ERROR, ON_TOOL_ERROR)),
+    ("on_event", "event"),
+)
 
 
 @final
@@ -219,7 +238,7 @@ def _check_sync(agent: Agent, callbacks: CompiledCallbacks) -> None:
     if async_tools:
         msg = f"agent {agent.name!r} has async tools {async_tools}; use Runner.run_async"
         raise TypeError(msg)
-    for name, kind in known_points().items():
+    for name, kind in _RUNNER_POINTS:
         chain = callbacks.chain(name, kind)
         if chain.any_async:
             owner = chain.owners[chain.asyncs.index(True)]

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from hooks import (
+    AfterAgent,
     AfterTool,
     BeforeAgent,
     BeforeModel,
@@ -19,15 +20,16 @@ from hooks import (
     Cont,
     ErrorResult,
     Failure,
+    Fallback,
     InvalidResult,
     OnToolError,
     Outcome,
     Result,
+    Success,
 )
 from runner import (
     Agent,
     AgentContext,
-    ErrorEvent,
     Invocation,
     MaxStepsExceeded,
     Message,
@@ -183,33 +185,99 @@ def test_bad_sub_agent_args_reach_on_tool_error(mode: Mode, args: dict[str, obje
     assert events_of(result, ToolResultEvent)[0].result.is_error
 
 
-def test_sub_agent_model_error_is_an_error_result_for_the_parent(mode: Mode) -> None:
-    """A sub-agent's unrecovered model error fails that tool call, not the parent's run."""
+def test_sub_agent_model_error_fails_the_whole_run(mode: Mode) -> None:
+    """A sub-agent's unrecovered model error fails the run; parent tool hooks can't hide it."""
 
     class Outage(Exception):
         pass
 
-    errors: list[Exception] = []
+    seen: list[Exception] = []
 
-    class Capture(OnToolError):
+    class Swallow(OnToolError, AfterTool):
         def on_tool_error(
             self, failure: Failure[Exception], ctx: ToolContext, /
         ) -> ErrorResult[ToolContext, ToolResult]:
-            errors.append(failure.failure())
-            return failure
+            seen.append(failure.failure())
+            return Fallback(ToolResult("hidden"))
+
+        def after_tool(
+            self, outcome: Outcome[ToolResult], ctx: ToolContext, /
+        ) -> Result[ToolResult, Exception]:
+            return outcome
 
     researcher = Agent("researcher", ScriptedModel([Outage("down")]))
-    model = ScriptedModel([ask("researcher", "look"), "could not research"])
-    with Runner(Agent("assistant", model, sub_agents=[researcher])) as runner:
-        result = drive(runner, mode, "go", callbacks=[Capture()])
-    assert [type(error) for error in errors] == [Outage]
-    assert tool_messages(model.requests[1])[0].content == "Outage: down"
-    assert [(e.operation, e.branch) for e in events_of(result, ErrorEvent)] == [
-        ("model", "assistant/researcher"),
-        ("agent", "assistant/researcher"),
-        ("tool", "assistant"),
-    ]
-    assert result.output == "could not research"
+    model = ScriptedModel([ask("researcher", "look"), "unreached"])
+    with (
+        Runner(Agent("assistant", model, sub_agents=[researcher])) as runner,
+        pytest.raises(Outage, match="down"),
+    ):
+        drive(runner, mode, "go", callbacks=[Swallow()])
+    assert seen == []
+    assert len(model.requests) == 1
+
+
+def test_callback_error_inside_a_sub_agent_is_never_swallowed(mode: Mode) -> None:
+    """A callback raising inside a sub-agent propagates from run() with its type and note."""
+
+    class Broken(BeforeModel):
+        def before_model(self, ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
+            raise KeyError("broken")
+
+    class Recover(OnToolError):
+        def on_tool_error(
+            self, failure: Failure[Exception], ctx: ToolContext, /
+        ) -> ErrorResult[ToolContext, ToolResult]:
+            return Fallback(ToolResult("hidden"))
+
+    researcher = Agent("researcher", ScriptedModel(["unreached"]), callbacks=[Broken()])
+    model = ScriptedModel([ask("researcher", "look"), "unreached"])
+    with (
+        Runner(Agent("assistant", model, sub_agents=[researcher])) as runner,
+        pytest.raises(KeyError) as raised,
+    ):
+        drive(runner, mode, "go", callbacks=[Recover()])
+    assert any("before_model" in note for note in raised.value.__notes__)
+
+
+def test_callback_error_is_not_offered_to_after_agent(mode: Mode) -> None:
+    """An exception a callback raises skips ``after_agent``, which could otherwise swallow it."""
+    offered: list[object] = []
+
+    class Broken(BeforeTool):
+        def before_tool(self, ctx: ToolContext, /) -> BeforeResult[ToolContext, ToolResult]:
+            raise ValueError("guard bug")
+
+    class Rescue(AfterAgent):
+        def after_agent(
+            self, outcome: Outcome[ModelResponse], ctx: AgentContext, /
+        ) -> Result[ModelResponse, Exception]:
+            offered.append(outcome)
+            return Success(ModelResponse(text="all fine"))
+
+    model = ScriptedModel([calling(ToolCall("c1", "add", {"a": 1, "b": 2})), "unreached"])
+    with (
+        Runner(Agent("assistant", model, tools=[add])) as runner,
+        pytest.raises(ValueError, match="guard bug"),
+    ):
+        drive(runner, mode, "go", callbacks=[Broken(), Rescue()])
+    assert offered == []
+
+
+def test_stop_between_call_and_result_saves_an_answerable_session(mode: Mode) -> None:
+    """A run stopped before a tool's result saves the session without the unanswered call."""
+
+    class Stop(BeforeTool):
+        def before_tool(self, ctx: ToolContext, /) -> BeforeResult[ToolContext, ToolResult]:
+            raise StopRun("enough")
+
+    model = ScriptedModel([calling(ToolCall("c1", "add", {"a": 1, "b": 2})), "second answer"])
+    with Runner(Agent("assistant", model, tools=[add])) as runner:
+        first = drive(runner, mode, "first", session_id="s", callbacks=[Stop()])
+        second = drive(runner, mode, "second", session_id="s", callbacks=[])
+    assert first.status == "stopped"
+    assert second.output == "second answer"
+    sent = model.requests[-1].messages
+    assert [(m.role, m.content) for m in sent] == [("user", "first"), ("user", "second")]
 
 
 def test_stop_run_inside_a_sub_agent_stops_the_whole_run(mode: Mode) -> None:

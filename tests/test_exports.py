@@ -1,0 +1,222 @@
+"""Tests that pin ``hooks``' public names and check that each public object is documented."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+import pytest
+import returns.result
+
+import hooks
+from hooks._points import known_points
+
+EXPORTED = [
+    "AFTER_AGENT",
+    "AFTER_MODEL",
+    "AFTER_TOOL",
+    "BEFORE_AGENT",
+    "BEFORE_MODEL",
+    "BEFORE_TOOL",
+    "ON_MODEL_ERROR",
+    "ON_TOOL_ERROR",
+    "AfterAgent",
+    "AfterModel",
+    "AfterPoint",
+    "AfterTool",
+    "AgentContext",
+    "BeforeAgent",
+    "BeforeModel",
+    "BeforePoint",
+    "BeforeResult",
+    "BeforeTool",
+    "Callbacks",
+    "CompiledCallbacks",
+    "Cont",
+    "DispatchPolicy",
+    "ErrorPoint",
+    "ErrorResult",
+    "Failure",
+    "Fallback",
+    "Halt",
+    "HookError",
+    "HookEvent",
+    "InvalidCallbacks",
+    "InvalidResult",
+    "Invocation",
+    "Message",
+    "ModelContext",
+    "ModelRequest",
+    "ModelResponse",
+    "Observer",
+    "OnEvent",
+    "OnModelError",
+    "OnToolError",
+    "Outcome",
+    "OutcomeTag",
+    "Result",
+    "Retry",
+    "Role",
+    "State",
+    "StateKey",
+    "StopRun",
+    "Success",
+    "ToolCall",
+    "ToolContext",
+    "ToolResult",
+    "ToolSpec",
+    "arun_after",
+    "arun_before",
+    "arun_on_error",
+    "compile_callbacks",
+    "observing",
+    "run_after",
+    "run_before",
+    "run_on_error",
+]
+
+PROTOCOLS = [
+    "AfterAgent",
+    "AfterModel",
+    "AfterTool",
+    "BeforeAgent",
+    "BeforeModel",
+    "BeforeTool",
+    "OnEvent",
+    "OnModelError",
+    "OnToolError",
+]
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    """The order ruff's RUF022 keeps ``__all__`` in: CONSTANTS, then Classes, then the rest."""
+    if name.isupper():
+        return (0, name)
+    if name[0].isupper():
+        return (1, name)
+    return (2, name)
+
+
+def _public_objects() -> list[tuple[str, Any]]:
+    """The exported classes and functions (aliases and constants cannot hold a docstring)."""
+    objects = [(name, getattr(hooks, name)) for name in hooks.__all__]
+    return [(n, o) for n, o in objects if inspect.isclass(o) or inspect.isfunction(o)]
+
+
+def _own_docstring(obj: Any) -> str:
+    """``obj``'s docstring, ignoring the one ``dataclass`` makes up from the signature."""
+    doc = inspect.getdoc(obj) or ""
+    if inspect.isclass(obj) and doc.startswith(f"{obj.__name__}("):
+        return ""
+    return doc.strip()
+
+
+def test_all_is_pinned() -> None:
+    """``hooks.__all__`` is exactly the public API this test knows."""
+    assert hooks.__all__ == EXPORTED
+
+
+def test_all_is_sorted_without_duplicates() -> None:
+    """``__all__`` is sorted (constants, then classes, then functions) and names each once."""
+    assert hooks.__all__ == sorted(hooks.__all__, key=_isort_key)
+    assert len(set(hooks.__all__)) == len(hooks.__all__)
+
+
+def test_every_exported_name_is_importable() -> None:
+    """``from hooks import *`` binds exactly the names in ``__all__``, each to hooks' object."""
+    namespace: dict[str, Any] = {}
+    exec("from hooks import *", namespace)
+    namespace.pop("__builtins__")
+    assert sorted(namespace) == sorted(hooks.__all__)
+    for name in hooks.__all__:
+        assert namespace[name] is getattr(hooks, name)
+
+
+def test_returns_types_are_re_exported_unchanged() -> None:
+    """``Success``, ``Failure`` and ``Result`` are the ``returns`` classes themselves."""
+    assert hooks.Success is returns.result.Success
+    assert hooks.Failure is returns.result.Failure
+    assert hooks.Result is returns.result.Result
+
+
+def test_no_private_names_are_exported() -> None:
+    """No exported name starts with an underscore."""
+    assert not [name for name in hooks.__all__ if name.startswith("_")]
+
+
+@pytest.mark.parametrize(("name", "obj"), _public_objects(), ids=lambda value: str(value)[:30])
+def test_public_classes_and_functions_have_docstrings(name: str, obj: Any) -> None:
+    """Every exported class and function has a docstring of its own."""
+    assert _own_docstring(obj), f"{name} has no docstring"
+
+
+@pytest.mark.parametrize(
+    ("name", "obj"),
+    [
+        (n, o)
+        for n, o in _public_objects()
+        if inspect.isclass(o) and o.__module__.startswith("hooks.")
+    ],
+    ids=lambda value: str(value)[:30],
+)
+def test_public_methods_of_hooks_classes_have_docstrings(name: str, obj: Any) -> None:
+    """Every public method and property defined by a hooks class has a docstring."""
+    undocumented = [
+        attribute
+        for attribute, member in vars(obj).items()
+        if not attribute.startswith("_")
+        and (inspect.isfunction(member) or isinstance(member, property))
+        and not (member.__doc__ or "").strip()
+    ]
+    assert undocumented == [], f"{name} has undocumented members"
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+@pytest.mark.parametrize("name", PROTOCOLS)
+def test_protocols_have_one_documented_method_named_after_their_point(name: str) -> None:
+    """Each protocol defines one documented method, named after its point (``BeforeModel`` has
+    ``before_model``)."""
+    protocol = getattr(hooks, name)
+    methods = {
+        attribute: member
+        for attribute, member in vars(protocol).items()
+        if not attribute.startswith("_") and inspect.isfunction(member)
+    }
+    assert list(methods) == [_snake(name)]
+    assert _snake(name) in known_points()
+    assert (methods[_snake(name)].__doc__ or "").strip()
+    assert _own_docstring(protocol)
+
+
+@pytest.mark.parametrize("name", PROTOCOLS)
+def test_protocol_parameters_are_positional_only(name: str) -> None:
+    """Protocol methods take arguments positionally only, so implementations name them freely."""
+    method = getattr(getattr(hooks, name), _snake(name))
+    _self, *params = inspect.signature(method).parameters.values()
+    assert params
+    assert all(param.kind is inspect.Parameter.POSITIONAL_ONLY for param in params)
+
+
+def test_protocol_arities_match_their_points() -> None:
+    """Before protocols take ``(ctx)``, after and error ones two arguments, ``OnEvent`` one."""
+    kinds = known_points()
+    arity = {"before": 1, "after": 2, "error": 2, "event": 1}
+    for name in PROTOCOLS:
+        method_name = _snake(name)
+        method = getattr(getattr(hooks, name), method_name)
+        assert len(inspect.signature(method).parameters) - 1 == arity[kinds[method_name]], name
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n for n in EXPORTED if n.isupper()],
+)
+def test_constants_are_the_builtin_points(name: str) -> None:
+    """Each exported constant is the built-in point named by its lowercased name."""
+    point = getattr(hooks, name)
+    assert point.name == name.lower()
+    assert isinstance(point, hooks.BeforePoint | hooks.AfterPoint | hooks.ErrorPoint)

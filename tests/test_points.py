@@ -1,0 +1,203 @@
+"""Tests for hook points: declaration, the name registry, equality and the built-ins."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from typing import Any
+
+import pytest
+
+from hooks import (
+    AFTER_AGENT,
+    AFTER_MODEL,
+    AFTER_TOOL,
+    BEFORE_AGENT,
+    BEFORE_MODEL,
+    BEFORE_TOOL,
+    ON_MODEL_ERROR,
+    ON_TOOL_ERROR,
+    AfterPoint,
+    BeforePoint,
+    ErrorPoint,
+)
+from hooks._points import known_points
+
+POINT_TYPES: list[type[Any]] = [BeforePoint, AfterPoint, ErrorPoint]
+KINDS: dict[type[Any], str] = {BeforePoint: "before", AfterPoint: "after", ErrorPoint: "error"}
+
+
+def fresh_name(prefix: str = "points") -> str:
+    """A point name no other test has declared."""
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+@pytest.mark.parametrize("point_type", POINT_TYPES)
+def test_declaring_a_point_registers_its_name_and_kind(point_type: type[Any]) -> None:
+    """Constructing a point adds its name, with its kind, to ``known_points()``."""
+    name = fresh_name()
+    assert name not in known_points()
+    point = point_type(name)
+    assert point.name == name
+    assert known_points()[name] == KINDS[point_type]
+
+
+def test_known_points_is_a_snapshot() -> None:
+    """Changing the dict ``known_points()`` returned does not change the registry."""
+    snapshot = known_points()
+    name = fresh_name()
+    snapshot[name] = "before"
+    del snapshot["before_model"]
+    assert name not in known_points()
+    assert known_points()["before_model"] == "before"
+
+
+def test_on_event_is_reserved_as_the_observer_name() -> None:
+    """``on_event`` is known from the start, as the observer method, and no point may take it."""
+    assert known_points()["on_event"] == "event"
+    with pytest.raises(ValueError, match="on_event"):
+        BeforePoint("on_event")
+
+
+@pytest.mark.parametrize("point_type", POINT_TYPES)
+def test_redeclaring_with_the_same_kind_is_allowed_and_equal(point_type: type[Any]) -> None:
+    """Declaring a name twice with the same kind gives two equal points."""
+    name = fresh_name()
+    first, second = point_type(name), point_type(name)
+    assert first == second
+    assert hash(first) == hash(second)
+    assert known_points()[name] == KINDS[point_type]
+
+
+@pytest.mark.parametrize(
+    ("first_type", "second_type"), list(itertools.permutations(POINT_TYPES, 2))
+)
+def test_redeclaring_with_another_kind_raises_naming_it(
+    first_type: type[Any], second_type: type[Any]
+) -> None:
+    """Declaring a name already declared with another kind raises ValueError naming both."""
+    name = fresh_name()
+    first_type(name)
+    with pytest.raises(ValueError, match=repr(name)) as excinfo:
+        second_type(name)
+    message = str(excinfo.value)
+    assert KINDS[first_type] in message
+    assert second_type.__name__ in message
+    assert known_points()[name] == KINDS[first_type]
+
+
+@pytest.mark.parametrize(
+    ("point_type", "name"),
+    [
+        (AfterPoint, "before_model"),
+        (ErrorPoint, "after_tool"),
+        (BeforePoint, "on_model_error"),
+        (AfterPoint, "before_agent"),
+    ],
+)
+def test_builtin_names_cannot_change_kind(point_type: type[Any], name: str) -> None:
+    """A built-in point's name cannot be redeclared as another kind of point."""
+    with pytest.raises(ValueError, match=repr(name)):
+        point_type(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["", "1st", "has space", "with-dash", "dotted.name", "_private", "__dunder__", "tab\t"],
+)
+@pytest.mark.parametrize("point_type", POINT_TYPES)
+def test_bad_names_are_rejected(point_type: type[Any], name: str) -> None:
+    """A point name must be a public identifier; anything else raises ValueError naming it."""
+    with pytest.raises(ValueError, match="public identifier") as excinfo:
+        point_type(name)
+    assert repr(name) in str(excinfo.value)
+    assert name not in known_points()
+
+
+@pytest.mark.parametrize("name", [None, 3, b"before_bytes", ["before_list"]])
+def test_non_string_names_are_rejected(name: object) -> None:
+    """A point name that is not a string raises ValueError rather than registering it."""
+    before = known_points()
+    with pytest.raises(ValueError, match="public identifier"):
+        BeforePoint(name)  # type: ignore[arg-type]
+    assert known_points() == before
+
+
+def test_points_with_different_names_differ() -> None:
+    """Points of one kind with different names are not equal."""
+    assert BeforePoint(fresh_name()) != BeforePoint(fresh_name())
+
+
+def test_points_of_different_kinds_differ() -> None:
+    """A before point and an after point are not equal, whatever their names."""
+    assert BEFORE_MODEL != AFTER_MODEL
+    assert BeforePoint(fresh_name()) != AfterPoint(fresh_name())
+
+
+def test_a_point_is_not_equal_to_its_name() -> None:
+    """A point does not compare equal to the bare string of its name."""
+    assert BEFORE_MODEL != "before_model"
+    assert BeforePoint("before_model") == BEFORE_MODEL
+
+
+def test_points_work_as_dict_keys() -> None:
+    """Equal points hash alike, so a redeclared point finds the built-in's entry."""
+    table = {BEFORE_MODEL: "model", AFTER_TOOL: "tool"}
+    assert table[BeforePoint("before_model")] == "model"
+    assert table[AfterPoint("after_tool")] == "tool"
+    assert len({BEFORE_MODEL, BeforePoint("before_model"), AFTER_MODEL}) == 2
+
+
+@pytest.mark.parametrize("point_type", POINT_TYPES)
+def test_repr(point_type: type[Any]) -> None:
+    """A point's repr is its constructor call."""
+    name = fresh_name()
+    assert repr(point_type(name)) == f"{point_type.__name__}({name!r})"
+
+
+@pytest.mark.parametrize("point_type", POINT_TYPES)
+def test_points_are_slotted(point_type: type[Any]) -> None:
+    """A point carries nothing but its name."""
+    with pytest.raises(AttributeError):
+        point_type(fresh_name()).extra = 1
+
+
+def test_subscripted_points_construct() -> None:
+    """``BeforePoint[C, T](name)`` builds the same point as the bare class."""
+    name = fresh_name()
+    assert BeforePoint[int, str](name) == BeforePoint(name)
+
+
+@pytest.mark.parametrize(
+    ("point", "point_type", "name"),
+    [
+        (BEFORE_AGENT, BeforePoint, "before_agent"),
+        (AFTER_AGENT, AfterPoint, "after_agent"),
+        (BEFORE_MODEL, BeforePoint, "before_model"),
+        (AFTER_MODEL, AfterPoint, "after_model"),
+        (ON_MODEL_ERROR, ErrorPoint, "on_model_error"),
+        (BEFORE_TOOL, BeforePoint, "before_tool"),
+        (AFTER_TOOL, AfterPoint, "after_tool"),
+        (ON_TOOL_ERROR, ErrorPoint, "on_tool_error"),
+    ],
+)
+def test_builtin_points(point: object, point_type: type[Any], name: str) -> None:
+    """Each of the eight built-in points has its contract name and kind, and is registered."""
+    assert type(point) is point_type
+    assert getattr(point, "name", None) == name
+    assert known_points()[name] == KINDS[point_type]
+
+
+def test_there_are_exactly_eight_builtin_points() -> None:
+    """The built-ins are the eight points of the contract, with distinct names."""
+    builtins = {
+        BEFORE_AGENT,
+        AFTER_AGENT,
+        BEFORE_MODEL,
+        AFTER_MODEL,
+        ON_MODEL_ERROR,
+        BEFORE_TOOL,
+        AFTER_TOOL,
+        ON_TOOL_ERROR,
+    }
+    assert len(builtins) == 8

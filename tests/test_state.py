@@ -1,0 +1,246 @@
+"""Tests for the invocation-scoped ``State`` and the ``Invocation`` record."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any
+
+import pytest
+
+from hooks import Invocation, State, StateKey
+
+COUNT = StateKey[int]("count")
+NAMES = StateKey[list[str]]("names")
+
+
+def test_missing_key_gives_none() -> None:
+    """Getting a key that was never set gives None."""
+    state = State()
+    assert state.get("absent") is None
+    assert state.get(COUNT) is None
+
+
+def test_missing_key_gives_the_default() -> None:
+    """Getting a missing key with a default gives that default object."""
+    state = State()
+    default: list[str] = []
+    assert state.get("absent", default) is default
+    assert state.get(NAMES, default) is default
+    total: int = state.get(COUNT, 0) + 1
+    assert total == 1
+
+
+def test_set_then_get_with_a_string_key() -> None:
+    """A value stored under a string is got back as the same object."""
+    state = State()
+    value = {"a": 1}
+    state.set("config", value)
+    assert state.get("config") is value
+    assert state.get("config", "default") is value
+
+
+def test_set_then_get_with_a_typed_key() -> None:
+    """A value stored under a ``StateKey`` is got back, typed."""
+    state = State()
+    state.set(COUNT, 3)
+    count: int | None = state.get(COUNT)
+    assert count == 3
+
+
+def test_set_replaces_the_value() -> None:
+    """Setting a key again replaces what was there."""
+    state = State()
+    state.set(COUNT, 1)
+    state.set(COUNT, 2)
+    assert state.get(COUNT) == 2
+    assert len(state) == 1
+
+
+def test_falsy_values_are_stored_not_defaulted() -> None:
+    """A stored falsy value (0, None, "") is returned rather than the default."""
+    state = State()
+    for key, value in [("zero", 0), ("none", None), ("empty", "")]:
+        state.set(key, value)
+        assert state.get(key, "default") == value
+        assert key in state
+
+
+def test_string_and_typed_keys_of_one_name_share_the_entry() -> None:
+    """``StateKey("count")`` and the string ``"count"`` address the same entry."""
+    state = State()
+    state.set("count", 5)
+    assert state.get(COUNT) == 5
+    state.set(StateKey[int]("count"), 6)
+    assert state.get("count") == 6
+    state.delete(COUNT)
+    assert state.get("count") is None
+
+
+def test_delete_removes_the_key() -> None:
+    """Deleting a key makes it missing again."""
+    state = State()
+    state.set("key", 1)
+    state.delete("key")
+    assert state.get("key") is None
+    assert "key" not in state
+    assert len(state) == 0
+
+
+def test_delete_of_a_missing_key_is_not_an_error() -> None:
+    """Deleting a key that is not there does nothing."""
+    state = State()
+    state.set("other", 1)
+    state.delete("absent")
+    state.delete(COUNT)
+    assert list(state) == ["other"]
+
+
+def test_contains_len_and_iteration() -> None:
+    """``in`` accepts both key kinds; ``len`` and iteration see the stored names in order."""
+    state = State()
+    state.set("a", 1)
+    state.set(COUNT, 2)
+    assert "a" in state
+    assert COUNT in state
+    assert StateKey[int]("a") in state
+    assert "b" not in state
+    assert list(state) == ["a", "count"]
+    assert len(state) == 2
+
+
+@pytest.mark.parametrize("key", [3, None, b"a", ("a",)])
+def test_contains_is_false_for_non_keys(key: object) -> None:
+    """Asking whether a non-key is in the state is False, not an error."""
+    state = State()
+    state.set("a", 1)
+    assert key not in state
+
+
+@pytest.mark.parametrize("key", [3, None, b"count", ("count",)])
+def test_other_key_types_raise_type_error(key: object) -> None:
+    """Keys other than ``str`` and ``StateKey`` raise TypeError naming their type."""
+    state = State()
+    bad: Any = key
+    for operation in (lambda: state.get(bad), lambda: state.set(bad, 1), lambda: state.delete(bad)):
+        with pytest.raises(TypeError, match=type(key).__name__):
+            operation()
+    assert len(state) == 0
+
+
+def test_iterating_is_a_snapshot() -> None:
+    """Changing the state while iterating over it does not break the iteration."""
+    state = State()
+    for name in "abc":
+        state.set(name, 1)
+    seen = []
+    for name in state:
+        seen.append(name)
+        state.set(name + "2", 2)
+        state.delete(name)
+    assert seen == ["a", "b", "c"]
+    assert list(state) == ["a2", "b2", "c2"]
+
+
+def test_repr_shows_the_entries() -> None:
+    """The repr lists the stored entries."""
+    state = State()
+    state.set("a", 1)
+    assert repr(state) == "State({'a': 1})"
+
+
+def test_state_key_repr_and_name() -> None:
+    """A ``StateKey`` keeps its name and shows it in its repr."""
+    key = StateKey[str]("user")
+    assert key.name == "user"
+    assert repr(key) == "StateKey('user')"
+
+
+def test_concurrent_sets_of_distinct_keys_all_land() -> None:
+    """Eight threads setting distinct keys at once lose no entry."""
+    state = State()
+    threads_n, per_thread = 8, 500
+    barrier = threading.Barrier(threads_n)
+
+    def work(thread: int) -> None:
+        barrier.wait()
+        for index in range(per_thread):
+            state.set(f"{thread}-{index}", (thread, index))
+            if index % 7 == 0:
+                list(state)  # iterate while others write
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(threads_n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(state) == threads_n * per_thread
+    assert all(
+        state.get(f"{thread}-{index}") == (thread, index)
+        for thread in range(threads_n)
+        for index in range(per_thread)
+    )
+
+
+def test_concurrent_deletes_and_sets_leave_a_consistent_state() -> None:
+    """Threads deleting their own keys while others set theirs leave exactly the kept keys."""
+    state = State()
+    for n in range(400):
+        state.set(f"old-{n}", n)
+    barrier = threading.Barrier(8)
+
+    def work(thread: int) -> None:
+        barrier.wait()
+        for n in range(thread, 400, 8):
+            state.delete(f"old-{n}")
+            state.set(f"new-{n}", n)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(state) == sorted(f"new-{n}" for n in range(400))
+
+
+def test_invocation_defaults() -> None:
+    """An ``Invocation`` defaults to user ``"user"``, no session id and a fresh empty state."""
+    invocation = Invocation(id="i1", agent="assistant", branch="assistant")
+    assert invocation.user_id == "user"
+    assert invocation.session_id == ""
+    assert isinstance(invocation.state, State)
+    assert len(invocation.state) == 0
+
+
+def test_each_invocation_gets_its_own_state() -> None:
+    """Two invocations built with the default state do not share it."""
+    first = Invocation(id="i1", agent="a", branch="a")
+    second = Invocation(id="i2", agent="a", branch="a")
+    first.state.set("key", 1)
+    assert second.state.get("key") is None
+    assert first.state is not second.state
+
+
+def test_invocation_is_frozen() -> None:
+    """An ``Invocation``'s fields cannot be reassigned."""
+    invocation = Invocation(id="i1", agent="a", branch="a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        invocation.agent = "b"  # type: ignore[misc]
+
+
+def test_invocation_equality_ignores_state_and_repr_hides_it() -> None:
+    """Invocations compare by their ids and names, not by their state, which the repr omits."""
+    first = Invocation(id="i1", agent="a", branch="a/b", user_id="u", session_id="s")
+    second = Invocation(id="i1", agent="a", branch="a/b", user_id="u", session_id="s")
+    first.state.set("key", "secret")
+    assert first == second
+    assert "secret" not in repr(first)
+    assert "a/b" in repr(first)
+    assert first != dataclasses.replace(second, branch="a")
+
+
+def test_invocation_carries_the_given_state() -> None:
+    """An ``Invocation`` given a state holds that very object."""
+    state = State()
+    invocation = Invocation(id="i", agent="a", branch="a", state=state)
+    assert invocation.state is state
