@@ -60,7 +60,7 @@ class CompiledCallbacks:
     Build it with ``compile_callbacks``; pass it anywhere a callbacks list goes.
     """
 
-    __slots__ = ("_chains", "_lock", "callbacks")
+    __slots__ = ("_chains", "_lock", "_sync", "callbacks")
 
     def __init__(self, callbacks: Sequence[object], /) -> None:
         _check_list(callbacks)
@@ -72,6 +72,7 @@ class CompiledCallbacks:
         self._chains: dict[str, Chain] = {
             name: self._build(name, kind) for name, kind in known.items()
         }
+        self._sync = _sync_methods(self._chains)
 
     def chain(self, name: str, kind: str) -> Chain:
         """The chain for the point called ``name``, built (and validated) on first use."""
@@ -81,6 +82,8 @@ class CompiledCallbacks:
                 chain = self._chains.get(name)
                 if chain is None:
                     chain = self._chains[name] = self._build(name, kind)
+                    if not chain.any_async:
+                        self._sync[name] = chain.fns
         return chain
 
     def methods(self, point: AnyPoint, /) -> tuple[_Fn, ...]:
@@ -107,6 +110,7 @@ class CompiledCallbacks:
             name: self.chain(name, kind).extend(other.chain(name, kind))
             for name, kind in known_points().items()
         }
+        combined._sync = _sync_methods(combined._chains)
         return combined
 
     def __len__(self) -> int:
@@ -128,6 +132,15 @@ class CompiledCallbacks:
         return Chain(name, tuple(owners), tuple(fns))
 
 
+def _sync_methods(chains: dict[str, Chain]) -> dict[str, tuple[_Fn, ...]]:
+    """Point name -> methods, for every chain sync dispatch may run as it is.
+
+    The sync dispatchers' one lookup per call: a point missing here is async, or
+    was declared after the list was compiled, and takes the slower checked path.
+    """
+    return {name: chain.fns for name, chain in chains.items() if not chain.any_async}
+
+
 def compile_callbacks(callbacks: Sequence[object] | CompiledCallbacks, /) -> CompiledCallbacks:
     """Validate ``callbacks`` once and return the compiled form dispatch runs on.
 
@@ -141,12 +154,12 @@ def compile_callbacks(callbacks: Sequence[object] | CompiledCallbacks, /) -> Com
     if type(callbacks) is CompiledCallbacks:
         return callbacks
     entry = _cache.get(id(callbacks))
-    if (
-        entry is not None
-        and entry[0] is callbacks
-        and (type(callbacks) is tuple or _same_items(entry[1], callbacks))
-    ):
-        return entry[2]
+    if entry is not None and entry[0] is callbacks:
+        items = entry[1]
+        if type(callbacks) is tuple or (
+            len(items) == len(callbacks) and (not items or all(map(is_, items, callbacks)))
+        ):
+            return entry[2]
     result = CompiledCallbacks(callbacks)
     with _cache_lock:
         if len(_cache) >= _CACHE_SIZE:
@@ -160,10 +173,6 @@ def compile_callbacks(callbacks: Sequence[object] | CompiledCallbacks, /) -> Com
 _cache: dict[int, tuple[object, tuple[object, ...], CompiledCallbacks]] = {}
 _cache_lock = threading.Lock()
 _CACHE_SIZE: Final = 256
-
-
-def _same_items(items: tuple[object, ...], callbacks: Sequence[object]) -> bool:
-    return len(items) == len(callbacks) and all(map(is_, items, callbacks))
 
 
 def _is_async(fn: _Fn) -> bool:

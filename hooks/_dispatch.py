@@ -61,6 +61,8 @@ class DispatchPolicy:
 
 DEFAULT_POLICY: Final = DispatchPolicy()
 
+_new: Final = object.__new__
+
 _BEFORE_TAGS: Final = ("Cont", "Halt")
 _AFTER_TAGS: Final = ("Success", "Failure[Exception]")
 _ERROR_TAGS: Final = ("Retry", "Fallback", "Failure[Exception]")
@@ -82,10 +84,17 @@ def run_before(
     Returns ``Cont(ctx')`` with the last context when nobody halted (``Cont(ctx)``
     with the same object for an empty chain).
     """
-    chain = _sync_chain(callbacks, point.name, point.kind)
-    if policy is not DEFAULT_POLICY:
+    compiled = callbacks if type(callbacks) is CompiledCallbacks else compile_callbacks(callbacks)
+    methods = compiled._sync.get(point.name)
+    if methods is None or policy is not DEFAULT_POLICY:
+        chain = _sync_chain(compiled, point.name, point.kind)
         return _drive(chain, _before_steps(chain, point.name, ctx, policy))
-    fns = iter(chain.fns)  # its length hint gives the position of a failing method
+    if not methods:
+        # Rule 2's Cont(ctx), built without the __init__ frame: N = 0 is all fixed cost.
+        empty: Cont[C] = _new(Cont)
+        empty._ctx = ctx
+        return empty
+    fns = iter(methods)  # its length hint gives the position of a failing method
     try:
         for fn in fns:
             result = fn(ctx)
@@ -97,11 +106,14 @@ def run_before(
             else:
                 break
         else:
-            return Cont(ctx)
+            # methods is not empty, so result is the last callback's Cont(ctx): the answer.
+            last: Cont[C] = result  # type: ignore[possibly-undefined]
+            return last
     except Exception as exc:
-        _annotate(exc, chain, _position(chain, fns), point.name)
+        _annotate(exc, compiled.chain(point.name, point.kind), _position(methods, fns), point.name)
         raise
-    raise _invalid(chain, _position(chain, fns), point.name, result, _BEFORE_TAGS)
+    chain = compiled.chain(point.name, point.kind)
+    raise _invalid(chain, _position(methods, fns), point.name, result, _BEFORE_TAGS)
 
 
 def run_after(
@@ -114,10 +126,14 @@ def run_after(
     policy: DispatchPolicy = DEFAULT_POLICY,
 ) -> Outcome[T]:
     """Thread ``outcome`` through every callback's after method; never short-circuits."""
-    chain = _sync_chain(callbacks, point.name, point.kind)
-    if policy is not DEFAULT_POLICY:
+    compiled = callbacks if type(callbacks) is CompiledCallbacks else compile_callbacks(callbacks)
+    methods = compiled._sync.get(point.name)
+    if methods is None or policy is not DEFAULT_POLICY:
+        chain = _sync_chain(compiled, point.name, point.kind)
         return _drive(chain, _after_steps(chain, point.name, outcome, ctx, policy))
-    fns = iter(chain.fns)  # its length hint gives the position of a failing method
+    if not methods:
+        return outcome
+    fns = iter(methods)  # its length hint gives the position of a failing method
     try:
         for fn in fns:
             result = fn(outcome, ctx)
@@ -130,9 +146,10 @@ def run_after(
         else:
             return outcome
     except Exception as exc:
-        _annotate(exc, chain, _position(chain, fns), point.name)
+        _annotate(exc, compiled.chain(point.name, point.kind), _position(methods, fns), point.name)
         raise
-    raise _invalid(chain, _position(chain, fns), point.name, result, _AFTER_TAGS)
+    chain = compiled.chain(point.name, point.kind)
+    raise _invalid(chain, _position(methods, fns), point.name, result, _AFTER_TAGS)
 
 
 def run_on_error(
@@ -148,10 +165,14 @@ def run_on_error(
 
     Returns the last ``Failure`` when nobody recovered (the same object for an empty chain).
     """
-    chain = _sync_chain(callbacks, point.name, point.kind)
-    if policy is not DEFAULT_POLICY:
+    compiled = callbacks if type(callbacks) is CompiledCallbacks else compile_callbacks(callbacks)
+    methods = compiled._sync.get(point.name)
+    if methods is None or policy is not DEFAULT_POLICY:
+        chain = _sync_chain(compiled, point.name, point.kind)
         return _drive(chain, _error_steps(chain, point.name, failure, ctx, policy))
-    fns = iter(chain.fns)  # its length hint gives the position of a failing method
+    if not methods:
+        return failure
+    fns = iter(methods)  # its length hint gives the position of a failing method
     try:
         for fn in fns:
             result = fn(failure, ctx)
@@ -165,9 +186,10 @@ def run_on_error(
         else:
             return failure
     except Exception as exc:
-        _annotate(exc, chain, _position(chain, fns), point.name)
+        _annotate(exc, compiled.chain(point.name, point.kind), _position(methods, fns), point.name)
         raise
-    raise _invalid(chain, _position(chain, fns), point.name, result, _ERROR_TAGS)
+    chain = compiled.chain(point.name, point.kind)
+    raise _invalid(chain, _position(methods, fns), point.name, result, _ERROR_TAGS)
 
 
 # -- async --------------------------------------------------------------------------
@@ -182,10 +204,10 @@ async def arun_before(
     policy: DispatchPolicy = DEFAULT_POLICY,
 ) -> BeforeResult[C, T]:
     """``run_before`` for async code: awaits ``async def`` methods, calls plain ones."""
-    compiled_ = compile_callbacks(callbacks)
-    chain = compiled_.chain(point.name, point.kind)
-    if not chain.any_async:
-        return run_before(compiled_, point, ctx, policy=policy)
+    compiled = compile_callbacks(callbacks)
+    chain = compiled.chain(point.name, point.kind)
+    if not chain.any_async:  # nothing to await: the sync loop, as it is
+        return run_before(compiled, point, ctx, policy=policy)
     return await _adrive(chain, _before_steps(chain, point.name, ctx, policy))
 
 
@@ -199,10 +221,10 @@ async def arun_after(
     policy: DispatchPolicy = DEFAULT_POLICY,
 ) -> Outcome[T]:
     """``run_after`` for async code: awaits ``async def`` methods, calls plain ones."""
-    compiled_ = compile_callbacks(callbacks)
-    chain = compiled_.chain(point.name, point.kind)
-    if not chain.any_async:
-        return run_after(compiled_, point, outcome, ctx, policy=policy)
+    compiled = compile_callbacks(callbacks)
+    chain = compiled.chain(point.name, point.kind)
+    if not chain.any_async:  # nothing to await: the sync loop, as it is
+        return run_after(compiled, point, outcome, ctx, policy=policy)
     return await _adrive(chain, _after_steps(chain, point.name, outcome, ctx, policy))
 
 
@@ -216,10 +238,10 @@ async def arun_on_error(
     policy: DispatchPolicy = DEFAULT_POLICY,
 ) -> ErrorResult[C, T]:
     """``run_on_error`` for async code: awaits ``async def`` methods, calls plain ones."""
-    compiled_ = compile_callbacks(callbacks)
-    chain = compiled_.chain(point.name, point.kind)
-    if not chain.any_async:
-        return run_on_error(compiled_, point, failure, ctx, policy=policy)
+    compiled = compile_callbacks(callbacks)
+    chain = compiled.chain(point.name, point.kind)
+    if not chain.any_async:  # nothing to await: the sync loop, as it is
+        return run_on_error(compiled, point, failure, ctx, policy=policy)
     return await _adrive(chain, _error_steps(chain, point.name, failure, ctx, policy))
 
 
@@ -344,9 +366,9 @@ def _sync_chain(callbacks: Callbacks, name: str, kind: str) -> Chain:
     return chain
 
 
-def _position(chain: Chain, fns: Iterator[object]) -> int:
+def _position(methods: tuple[object, ...], fns: Iterator[object]) -> int:
     """The index of the method ``fns`` last yielded; exact even when one method is listed twice."""
-    return len(chain.fns) - length_hint(fns) - 1
+    return len(methods) - length_hint(fns) - 1
 
 
 def _is_failure(result: object) -> bool:
