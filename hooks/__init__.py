@@ -14,6 +14,7 @@ returns a tagged result that callers take apart with ``match``::
 - results: ``Cont`` / ``Halt`` (before hooks), ``Retry`` / ``Fallback`` / ``Failure``
   (error hooks), ``Success`` / ``Failure`` outcomes (after hooks);
 - points: ``BeforePoint``, ``AfterPoint``, ``ErrorPoint`` and the eight built-ins;
+- async twins of the protocols (``AsyncBeforeModel`` ...) for ``async def`` methods;
 - dispatch: ``run_before``, ``run_after``, ``run_on_error`` and the ``arun_*`` twins,
   over a list or its ``compile_callbacks`` form, under a ``DispatchPolicy``;
 - vocabulary: the contexts, messages and the invocation ``State`` hooks receive;
@@ -22,6 +23,17 @@ returns a tagged result that callers take apart with ``match``::
 
 from returns.result import Failure, Result, Success
 
+from hooks._async_protocols import (
+    AsyncAfterAgent,
+    AsyncAfterModel,
+    AsyncAfterTool,
+    AsyncBeforeAgent,
+    AsyncBeforeModel,
+    AsyncBeforeTool,
+    AsyncOnEvent,
+    AsyncOnModelError,
+    AsyncOnToolError,
+)
 from hooks._compile import CompiledCallbacks, compile_callbacks
 from hooks._contexts import AgentContext, ModelContext, ToolContext
 from hooks._dispatch import (
@@ -86,6 +98,15 @@ __all__ = [
     "AfterPoint",
     "AfterTool",
     "AgentContext",
+    "AsyncAfterAgent",
+    "AsyncAfterModel",
+    "AsyncAfterTool",
+    "AsyncBeforeAgent",
+    "AsyncBeforeModel",
+    "AsyncBeforeTool",
+    "AsyncOnEvent",
+    "AsyncOnModelError",
+    "AsyncOnToolError",
     "BeforeAgent",
     "BeforeModel",
     "BeforePoint",
