@@ -20,6 +20,7 @@ from hooks._points import ON_EVENT, SIGNATURES, AfterPoint, BeforePoint, ErrorPo
 __all__ = ["CompiledCallbacks", "compile_callbacks"]
 
 _Fn = Callable[..., Any]
+_MISSING: Final = object()
 AnyPoint = BeforePoint[Any, Any] | AfterPoint[Any, Any] | ErrorPoint[Any, Any]
 
 
@@ -123,12 +124,11 @@ class CompiledCallbacks:
         owners: list[object] = []
         fns: list[_Fn] = []
         for callback in self.callbacks:
-            fn = getattr(callback, name, None)
-            if fn is None:
+            fn = getattr(callback, name, _MISSING)
+            if fn is _MISSING:
                 continue
-            _check_method(callback, name, fn, kind)
             owners.append(callback)
-            fns.append(fn)
+            fns.append(_check_method(callback, name, fn, kind))
         return Chain(name, tuple(owners), tuple(fns))
 
 
@@ -231,7 +231,8 @@ def _check_callback(callback: object, known: dict[str, str]) -> None:
             raise InvalidCallbacks(msg, callback=callback, attribute=name)
 
 
-def _check_method(callback: object, name: str, fn: object, kind: str) -> None:
+def _check_method(callback: object, name: str, fn: object, kind: str) -> _Fn:
+    """``fn`` itself, once it is known to be callable as the point calls it."""
     expected = SIGNATURES[kind]
     if not callable(fn):
         msg = (
@@ -242,7 +243,7 @@ def _check_method(callback: object, name: str, fn: object, kind: str) -> None:
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):  # some builtins have no signature; nothing to check
-        return
+        return fn
     try:
         signature.bind(*expected.strip("()").split(", "))
     except TypeError:
@@ -251,3 +252,4 @@ def _check_method(callback: object, name: str, fn: object, kind: str) -> None:
             f"which is how hook point {name!r} calls it"
         )
         raise InvalidCallbacks(msg, callback=callback, attribute=name) from None
+    return fn

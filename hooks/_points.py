@@ -70,7 +70,13 @@ class _Point:
                 f"it cannot also be a {type(self).__name__}"
             )
             raise ValueError(msg)
-        self.name: Final = name
+        object.__setattr__(self, "name", name)
+
+    name: Final[str]  # type: ignore[misc]  # set once in __init__, read-only after
+
+    def __setattr__(self, attr: str, value: object) -> None:
+        msg = f"hook points are immutable: cannot set {attr!r} on {self!r}"
+        raise AttributeError(msg)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"

@@ -38,7 +38,9 @@ class Cont(Generic[C_co]):
         return f"Cont({self._ctx!r})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Cont and self._ctx == other._ctx
+        if type(other) is not Cont:
+            return NotImplemented
+        return bool(self._ctx == other._ctx)
 
     def __hash__(self) -> int:
         return hash((Cont, self._ctx))
@@ -66,7 +68,9 @@ class Halt(Generic[T_co]):
         return f"Halt({self._value!r})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Halt and self._value == other._value
+        if type(other) is not Halt:
+            return NotImplemented
+        return bool(self._value == other._value)
 
     def __hash__(self) -> int:
         return hash((Halt, self._value))
@@ -105,7 +109,9 @@ class Retry(Generic[C_co]):
         return f"Retry({self._ctx!r}{delay})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Retry and (self._ctx, self._delay) == (other._ctx, other._delay)
+        if type(other) is not Retry:
+            return NotImplemented
+        return (self._ctx, self._delay) == (other._ctx, other._delay)
 
     def __hash__(self) -> int:
         return hash((Retry, self._ctx, self._delay))
@@ -130,7 +136,9 @@ class Fallback(Generic[T_co]):
         return f"Fallback({self._value!r})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Fallback and self._value == other._value
+        if type(other) is not Fallback:
+            return NotImplemented
+        return bool(self._value == other._value)
 
     def __hash__(self) -> int:
         return hash((Fallback, self._value))

@@ -988,7 +988,7 @@ def test_names_far_from_any_point_are_allowed(make: Make, attribute: str) -> Non
 
 def test_declaring_a_point_makes_its_name_known(make: Make) -> None:
     """A near miss of a name nobody declared is fine; once the point is declared it is refused."""
-    name = f"before_{uuid.uuid4().hex[:8]}"
+    name = f"before_{uuid.uuid4().hex[:24]}"  # long: never close to another test's name
     near_miss = name[:-1]  # one letter short: close, and never the name itself
     assert compile_callbacks([make("early", **{near_miss: passing})])
     BeforePoint(name)
@@ -1345,7 +1345,7 @@ def test_defines_tells_whether_any_callback_has_the_method(make: Make) -> None:
 
 def test_methods_of_a_point_declared_after_compiling(make: Make) -> None:
     """A point declared after the list was compiled still finds (and validates) its methods."""
-    name = f"before_late_{uuid.uuid4().hex[:8]}"
+    name = f"late_{uuid.uuid4().hex}"  # long and random: never close to another declared name
     callback = make("late", **{name: lambda ctx: Cont(ctx + 1)})
     compiled = compile_callbacks([callback])
     point: BeforePoint[int, str] = BeforePoint(name)
@@ -1470,3 +1470,12 @@ def test_custom_points_dispatch_with_the_same_functions(dispatch: Dispatch, make
     assert dispatch.on_error([retriever], on_fetch_error, Failure(Boom()), "q") == Fallback(
         ["cached q"]
     )
+
+
+def test_none_method_for_a_late_point_is_refused(make: Make) -> None:
+    """A hook attribute set to None is refused for a point declared after compiling too."""
+    name = f"late_none_{uuid.uuid4().hex}"
+    compiled = compile_callbacks([make("off", **{name: None})])
+    point: BeforePoint[int, str] = BeforePoint(name)
+    with pytest.raises(InvalidCallbacks, match="must be a method"):
+        run_before(compiled, point, 1)

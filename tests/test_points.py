@@ -201,3 +201,10 @@ def test_there_are_exactly_eight_builtin_points() -> None:
         ON_TOOL_ERROR,
     }
     assert len(builtins) == 8
+
+
+def test_points_are_immutable() -> None:
+    """A point's name cannot be reassigned, so a built-in point can never be renamed."""
+    with pytest.raises(AttributeError, match="immutable"):
+        BEFORE_MODEL.name = "before_anything"  # type: ignore[misc]
+    assert BEFORE_MODEL.name == "before_model"

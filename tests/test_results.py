@@ -204,3 +204,17 @@ def test_results_take_their_payload_positionally_only(tag: type[object]) -> None
     field = tag.__match_args__[0]  # type: ignore[attr-defined]
     with pytest.raises(TypeError):
         tag(**{field: 1})
+
+
+@pytest.mark.parametrize("tag", [Cont(1), Halt(1), Retry(1), Fallback(1)])
+def test_equality_with_other_types_defers_to_them(tag: object) -> None:
+    """Comparing a tag with a foreign type returns NotImplemented, so the other side decides."""
+
+    class Anything:
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = object.__hash__
+
+    assert tag.__eq__(1) is NotImplemented
+    assert tag == Anything()
