@@ -1,0 +1,28 @@
+"""The benchmarks keep running: a quick pass of each checks its contenders agree.
+
+No timing is asserted here; speed is measured and reported by ``make bench``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import dispatch, runner
+
+
+def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The dispatch benchmark measures every contender and reports each target."""
+    assert dispatch.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for name in ("rb[list]", "rb[compiled]", "arb[compiled]", "hand[plain]", "pluggy"):
+        assert name in out
+    assert out.count("target") >= 3
+
+
+def test_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The runner benchmark checks Runner and the hand loop agree, then reports its targets."""
+    assert runner.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "agent->model" in out
+    assert "model->tool->model" in out
+    assert "targets:" in out
