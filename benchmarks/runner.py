@@ -293,14 +293,7 @@ def hand_run(agent: HandAgent, text: str) -> str:
         outcome = Success(_hand_turns(agent, invocation, ctx.message))
     except Exception as exc:
         outcome = Failure(exc)
-    for after in agent.after_agent:
-        checked = after(outcome, ctx)
-        if type(checked) is Success or (
-            type(checked) is Failure and isinstance(checked.failure(), Exception)
-        ):
-            outcome = checked
-        else:
-            raise _invalid("after_agent", checked)
+    outcome = _hand_after("after_agent", agent.after_agent, outcome, ctx)
     if type(outcome) is Failure:
         raise outcome.failure()
     return outcome.unwrap().text
@@ -344,14 +337,7 @@ def _hand_model(agent: HandAgent, ctx: ModelContext) -> ModelResponse:
             continue
         outcome = _settled(recovery, error)
         break
-    for after in agent.after_model:
-        checked = after(outcome, ctx)
-        if type(checked) is Success or (
-            type(checked) is Failure and isinstance(checked.failure(), Exception)
-        ):
-            outcome = checked
-        else:
-            raise _invalid("after_model", checked)
+    outcome = _hand_after("after_model", agent.after_model, outcome, ctx)
     if type(outcome) is Failure:
         raise outcome.failure()
     return outcome.unwrap()
@@ -381,18 +367,29 @@ def _hand_tool(agent: HandAgent, ctx: ToolContext) -> ToolResult:
             continue
         outcome = _settled(recovery, error)
         break
-    for after in agent.after_tool:
+    outcome = _hand_after("after_tool", agent.after_tool, outcome, ctx)
+    if type(outcome) is Failure:
+        error = outcome.failure()
+        return ToolResult(f"{type(error).__name__}: {error}", is_error=True)
+    return outcome.unwrap()
+
+
+def _hand_after(
+    point: str,
+    fns: Sequence[Callable[[Outcome[T], Any], object]],
+    outcome: Outcome[T],
+    ctx: object,
+) -> Outcome[T]:
+    """Thread ``outcome`` through the after methods, checking each result's tag."""
+    for after in fns:
         checked = after(outcome, ctx)
         if type(checked) is Success or (
             type(checked) is Failure and isinstance(checked.failure(), Exception)
         ):
             outcome = checked
         else:
-            raise _invalid("after_tool", checked)
-    if type(outcome) is Failure:
-        error = outcome.failure()
-        return ToolResult(f"{type(error).__name__}: {error}", is_error=True)
-    return outcome.unwrap()
+            raise _invalid(point, checked)
+    return outcome
 
 
 def _content(value: object) -> str:
