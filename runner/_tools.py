@@ -82,6 +82,17 @@ class FunctionTool:
         self.description: Final = description or _summary(fn)
         self.is_async: Final = inspect.iscoroutinefunction(fn)
         self._signature = inspect.signature(fn)
+        required_positional = [
+            p.name
+            for p in self._signature.parameters.values()
+            if p.kind is p.POSITIONAL_ONLY and p.default is p.empty
+        ]
+        if required_positional:
+            msg = (
+                f"tool {self.name!r} is called with keyword arguments, but "
+                f"{required_positional} are positional-only without defaults"
+            )
+            raise TypeError(msg)
         self._types = _param_types(fn, self._signature)
         self.parameters: Final = _schema(self._signature, self._types)
 

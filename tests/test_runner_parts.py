@@ -700,3 +700,13 @@ def test_in_memory_sessions_store_copies_by_user_and_session() -> None:
     store.clear()
     assert len(store) == 0
     assert store.load("u", "s") == []
+
+
+def test_function_tool_refuses_required_positional_only_parameters() -> None:
+    """A function whose required parameters are positional-only cannot take the model's kwargs."""
+
+    def positional(a: int, /) -> int:
+        return a
+
+    with pytest.raises(TypeError, match="positional-only"):
+        FunctionTool(positional)
