@@ -1479,3 +1479,37 @@ def test_none_method_for_a_late_point_is_refused(make: Make) -> None:
     point: BeforePoint[int, str] = BeforePoint(name)
     with pytest.raises(InvalidCallbacks, match="must be a method"):
         run_before(compiled, point, 1)
+
+
+def test_compiled_lists_concatenate_in_order(make: Make) -> None:
+    """``a + b`` dispatches a's callbacks then b's, without validating either again."""
+    calls: list[str] = []
+
+    def step(label: str) -> Any:
+        def before_probe(ctx: int) -> Cont[int]:
+            calls.append(label)
+            return Cont(ctx + 1)
+
+        return before_probe
+
+    first = compile_callbacks([make("a", before_probe=step("a"))])
+    second = compile_callbacks([make("b", before_probe=step("b")), make("c")])
+    combined = first + second
+    assert len(combined) == 3
+    assert combined.callbacks == first.callbacks + second.callbacks
+    assert run_before(combined, BEFORE, 0) == Cont(2)
+    assert calls == ["a", "b"]
+
+
+def test_concatenation_keeps_async_methods_out_of_sync_dispatch(make: Make) -> None:
+    """An async method in either half still makes sync dispatch of the sum refuse to run."""
+
+    async def before_probe(ctx: int) -> Cont[int]:
+        return Cont(ctx)
+
+    combined = compile_callbacks([make("plain")]) + compile_callbacks(
+        [make("slow", before_probe=before_probe)]
+    )
+    with pytest.raises(InvalidCallbacks, match="async"):
+        run_before(combined, BEFORE, 0)
+    assert asyncio.run(arun_before(combined, BEFORE, 0)) == Cont(0)
