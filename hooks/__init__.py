@@ -47,7 +47,7 @@ from hooks._dispatch import (
     run_on_error,
 )
 from hooks._errors import HookError, InvalidCallbacks, InvalidResult, StopRun
-from hooks._events import HookEvent, Observer, OutcomeTag, observing
+from hooks._events import AsyncObserver, HookEvent, Observer, OutcomeTag, observing
 from hooks._messages import (
     Message,
     ModelRequest,
@@ -104,6 +104,7 @@ __all__ = [
     "AsyncBeforeAgent",
     "AsyncBeforeModel",
     "AsyncBeforeTool",
+    "AsyncObserver",
     "AsyncOnEvent",
     "AsyncOnModelError",
     "AsyncOnToolError",

@@ -15,7 +15,15 @@ from operator import is_
 from typing import Any, Final, final
 
 from hooks._errors import InvalidCallbacks, describe
-from hooks._points import ON_EVENT, SIGNATURES, AfterPoint, BeforePoint, ErrorPoint, known_points
+from hooks._points import (
+    ON_EVENT,
+    SIGNATURES,
+    AfterPoint,
+    BeforePoint,
+    ErrorPoint,
+    declarations,
+    known_points,
+)
 
 __all__ = ["CompiledCallbacks", "compile_callbacks"]
 
@@ -61,7 +69,7 @@ class CompiledCallbacks:
     Build it with ``compile_callbacks``; pass it anywhere a callbacks list goes.
     """
 
-    __slots__ = ("_chains", "_lock", "_sync", "callbacks")
+    __slots__ = ("_chains", "_checked", "_lock", "_sync", "callbacks")
 
     def __init__(self, callbacks: Sequence[object], /) -> None:
         _check_list(callbacks)
@@ -70,6 +78,7 @@ class CompiledCallbacks:
         known = known_points()
         for callback in self.callbacks:
             _check_callback(callback, known)
+        self._checked = len(known)  # how many point names the check above knew
         self._chains: dict[str, Chain] = {
             name: self._build(name, kind) for name, kind in known.items()
         }
@@ -82,6 +91,11 @@ class CompiledCallbacks:
             with self._lock:
                 chain = self._chains.get(name)
                 if chain is None:
+                    if self._checked != declarations():  # points declared since: rule 9 again
+                        known = known_points()
+                        for callback in self.callbacks:
+                            _check_callback(callback, known)
+                        self._checked = len(known)
                     chain = self._chains[name] = self._build(name, kind)
                     if not chain.any_async:
                         self._sync[name] = chain.fns
@@ -107,6 +121,7 @@ class CompiledCallbacks:
         combined = object.__new__(CompiledCallbacks)
         combined.callbacks = self.callbacks + other.callbacks  # type: ignore[misc]
         combined._lock = threading.Lock()
+        combined._checked = min(self._checked, other._checked)
         combined._chains = {
             name: self.chain(name, kind).extend(other.chain(name, kind))
             for name, kind in known_points().items()
@@ -202,11 +217,21 @@ _NOT_CALLBACKS: Final = (
 )
 
 
+_COLLECTIONS: Final = (list, tuple, dict, set, frozenset)
+
+
 def _check_callback(callback: object, known: dict[str, str]) -> None:
     if isinstance(callback, type):
         msg = (
             f"{describe(callback)} was passed where a callback is needed; "
             f"pass an instance: {callback.__qualname__}()"
+        )
+        raise InvalidCallbacks(msg, callback=callback)
+    if isinstance(callback, _COLLECTIONS):
+        msg = (
+            f"a callback is a module or an object with hook methods, "
+            f"got a {type(callback).__name__} {callback!r:.60}; "
+            "flatten nested lists: callbacks=[*guards, audit]"
         )
         raise InvalidCallbacks(msg, callback=callback)
     if isinstance(callback, _NOT_CALLBACKS):

@@ -266,7 +266,7 @@ def _before_steps(
             if not policy.continue_on_halt:
                 break
         else:
-            raise _invalid(chain, index, name, result, _BEFORE_TAGS)
+            first = _refuse(_invalid(chain, index, name, result, _BEFORE_TAGS), policy, first)
     if first is not None:
         raise first
     return Cont(ctx) if halt is None else halt
@@ -283,7 +283,8 @@ def _after_steps(
             first = _caught(exc, chain, index, name, policy=policy, first=first)
             continue
         if not (type(result) is Success or _is_failure(result)):
-            raise _invalid(chain, index, name, result, _AFTER_TAGS)
+            first = _refuse(_invalid(chain, index, name, result, _AFTER_TAGS), policy, first)
+            continue
         outcome = result
     if first is not None:
         raise first
@@ -301,7 +302,8 @@ def _error_steps(
             first = _caught(exc, chain, index, name, policy=policy, first=first)
             continue
         if not (_is_failure(result) or type(result) is Retry or type(result) is Fallback):
-            raise _invalid(chain, index, name, result, _ERROR_TAGS)
+            first = _refuse(_invalid(chain, index, name, result, _ERROR_TAGS), policy, first)
+            continue
         failure = result  # the last Failure, or the recovery that ends the chain
         if type(result) is not Failure:
             break
@@ -389,6 +391,13 @@ def _caught(
     if not policy.continue_on_error:
         raise exc
     return exc if first is None else first
+
+
+def _refuse(invalid: InvalidResult, policy: DispatchPolicy, first: Exception | None) -> Exception:
+    """Raise ``invalid`` now; under ``continue_on_error`` it waits, like a raised error."""
+    if not policy.continue_on_error:
+        raise invalid
+    return invalid if first is None else first
 
 
 def _annotate(exc: BaseException, chain: Chain, index: int, name: str) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, final
+from typing import Any, Literal, TypeAlias, TypeVar, final, overload
 
-__all__ = ["HookEvent", "Observer", "OutcomeTag", "observing"]
+__all__ = ["AsyncObserver", "HookEvent", "Observer", "OutcomeTag", "observing"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 OutcomeTag: TypeAlias = Literal["cont", "halt", "success", "failure", "retry", "fallback", "raised"]
 """How a dispatch ended: the tag of its result, or ``"raised"`` when a callback raised."""
@@ -41,11 +44,7 @@ class Observer:
     __slots__ = ("_fn",)
 
     def __init__(self, fn: Callable[[HookEvent], object], /) -> None:
-        checked: object = fn  # callers without a type checker pass anything
-        if not callable(checked):
-            msg = f"observing() takes a function of one HookEvent, got {type(fn).__name__}"
-            raise TypeError(msg)
-        self._fn = fn
+        self._fn = _callable(fn)
 
     def on_event(self, event: HookEvent, /) -> None:
         """Call the wrapped function with ``event``."""
@@ -55,6 +54,47 @@ class Observer:
         return f"observing({getattr(self._fn, '__qualname__', self._fn)!r})"
 
 
-def observing(fn: Callable[[HookEvent], object], /) -> Observer:
-    """Turn ``fn(event)`` into an observer callback: ``callbacks=[observing(print)]``."""
+@final
+class AsyncObserver:
+    """An observer whose ``on_event`` awaits an ``async def`` function; built by ``observing``.
+
+    Only async dispatch (``Runner.run_async``) can await it; a sync run refuses it.
+    """
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, fn: Callable[[HookEvent], Awaitable[object]], /) -> None:
+        self._fn = _callable(fn)
+
+    async def on_event(self, event: HookEvent, /) -> None:
+        """Await the wrapped function with ``event``."""
+        await self._fn(event)
+
+    def __repr__(self) -> str:
+        return f"observing({getattr(self._fn, '__qualname__', self._fn)!r})"
+
+
+@overload
+def observing(  # type: ignore[overload-overlap]  # an async def is matched first, on purpose
+    fn: Callable[[HookEvent], Awaitable[object]], /
+) -> AsyncObserver: ...
+@overload
+def observing(fn: Callable[[HookEvent], object], /) -> Observer: ...
+def observing(
+    fn: Callable[[HookEvent], Awaitable[object]] | Callable[[HookEvent], object], /
+) -> Observer | AsyncObserver:
+    """Turn ``fn(event)`` into an observer callback: ``callbacks=[observing(print)]``.
+
+    An ``async def`` function gives an ``AsyncObserver``, awaited by async runs.
+    """
+    if inspect.iscoroutinefunction(fn):
+        return AsyncObserver(fn)
     return Observer(fn)
+
+
+def _callable(fn: F) -> F:
+    checked: object = fn  # callers without a type checker pass anything
+    if not callable(checked):
+        msg = f"observing() takes a function of one HookEvent, got {type(fn).__name__}"
+        raise TypeError(msg)
+    return fn

@@ -53,6 +53,11 @@ def known_points() -> dict[str, str]:
         return dict(_known)
 
 
+def declarations() -> int:
+    """How many point names are declared: it grows when a new name is declared."""
+    return len(_known)
+
+
 class _Point:
     __slots__ = ("name",)
     kind: ClassVar[str]

@@ -7,6 +7,7 @@ callback, so construction is the per-callback cost of every hook point.
 
 from __future__ import annotations
 
+import math
 from typing import Generic, TypeAlias, TypeVar, final
 
 from returns.result import Failure, Success
@@ -88,8 +89,8 @@ class Retry(Generic[C_co]):
     __match_args__ = ("ctx",)
 
     def __init__(self, ctx: C_co, /, *, delay: float | None = None) -> None:
-        if delay is not None and not delay >= 0:
-            msg = f"Retry delay must be a number of seconds >= 0 or None, got {delay!r}"
+        if delay is not None and not 0 <= delay < math.inf:
+            msg = f"Retry delay must be a finite number of seconds >= 0 or None, got {delay!r}"
             raise ValueError(msg)
         self._ctx = ctx
         self._delay = delay

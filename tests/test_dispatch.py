@@ -1513,3 +1513,39 @@ def test_concatenation_keeps_async_methods_out_of_sync_dispatch(make: Make) -> N
     with pytest.raises(InvalidCallbacks, match="async"):
         run_before(combined, BEFORE, 0)
     assert asyncio.run(arun_before(combined, BEFORE, 0)) == Cont(0)
+
+
+@pytest.mark.parametrize("nested", [[], (), {}, set(), frozenset()], ids=type)
+def test_a_nested_collection_is_refused(nested: object) -> None:
+    """A list (or other collection) inside the callbacks list is refused, with a hint to flatten."""
+    with pytest.raises(InvalidCallbacks, match="flatten"):
+        compile_callbacks([nested])
+
+
+def test_a_misspelling_of_a_point_declared_after_compiling_is_refused(make: Make) -> None:
+    """Rule 9 holds for points declared after the list was compiled."""
+    name = f"late_{uuid.uuid4().hex}"
+    compiled = compile_callbacks([make("early", **{name[:-1]: passing})])
+    point: BeforePoint[int, str] = BeforePoint(name)
+    with pytest.raises(InvalidCallbacks, match=f"did you mean {name!r}"):
+        run_before(compiled, point, 1)
+
+
+def test_continue_on_error_keeps_the_first_error_over_a_later_bad_result(
+    dispatch: Dispatch, make: Make
+) -> None:
+    """Under ``continue_on_error`` an illegal result waits like an error; the first error wins."""
+    boom = ValueError("first")
+
+    def raising(ctx: int) -> Cont[int]:
+        raise boom
+
+    callbacks = [
+        make("boom", before_probe=dispatch.hook(raising)),
+        make("bad", before_probe=dispatch.hook(lambda ctx: None)),
+    ]
+    policy = DispatchPolicy(continue_on_error=True)
+    with pytest.raises(ValueError, match="first"):
+        dispatch.before(callbacks, BEFORE, 1, policy=policy)
+    with pytest.raises(InvalidResult, match="returned NoneType"):
+        dispatch.before(callbacks[1:], BEFORE, 1, policy=policy)

@@ -49,7 +49,7 @@ def test_observing_lets_the_functions_errors_through() -> None:
 def test_observing_a_non_callable_raises_type_error(value: object) -> None:
     """``observing`` refuses anything that cannot be called, naming its type."""
     with pytest.raises(TypeError, match=type(value).__name__):
-        observing(value)  # type: ignore[arg-type]
+        observing(value)  # type: ignore[call-overload]
 
 
 def test_observer_satisfies_the_on_event_protocol() -> None:
@@ -111,3 +111,22 @@ def test_hook_event_carries_tool_call_and_error() -> None:
         point="on_tool_error", outcome="failure", tool="add", call_id="c1", error=error, attempt=2
     )
     assert (sample.tool, sample.call_id, sample.error, sample.attempt) == ("add", "c1", error, 2)
+
+
+def test_observing_an_async_function_gives_an_awaited_observer() -> None:
+    """``observing(async_fn)`` builds an observer whose ``on_event`` awaits the function."""
+    import asyncio
+
+    from hooks import AsyncObserver
+
+    seen: list[HookEvent] = []
+
+    async def record(event: HookEvent) -> None:
+        await asyncio.sleep(0)
+        seen.append(event)
+
+    observer = observing(record)
+    assert isinstance(observer, AsyncObserver)
+    asyncio.run(observer.on_event(event()))
+    assert seen == [event()]
+    assert compile_callbacks([observer]).chain("on_event", "event").any_async

@@ -32,6 +32,7 @@ EXPORTED = [
     "AsyncBeforeAgent",
     "AsyncBeforeModel",
     "AsyncBeforeTool",
+    "AsyncObserver",
     "AsyncOnEvent",
     "AsyncOnModelError",
     "AsyncOnToolError",

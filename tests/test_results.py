@@ -181,9 +181,9 @@ def test_retry_accepts_non_negative_delays(delay: float) -> None:
     assert Retry(1, delay=delay).delay == delay
 
 
-@pytest.mark.parametrize("delay", [-1, -0.001, -math.inf, math.nan])
-def test_retry_rejects_negative_and_nan_delays(delay: float) -> None:
-    """A negative (or NaN) delay raises ValueError that names the bad value."""
+@pytest.mark.parametrize("delay", [-1, -0.001, -math.inf, math.nan, math.inf])
+def test_retry_rejects_negative_nan_and_infinite_delays(delay: float) -> None:
+    """A negative, NaN or infinite delay raises ValueError that names the bad value."""
     with pytest.raises(ValueError, match="delay") as excinfo:
         Retry(1, delay=delay)
     assert repr(delay) in str(excinfo.value)
