@@ -84,9 +84,21 @@ from runner._events import (
 from runner._retry import RetryPolicy
 from runner._sessions import SessionStore
 
-__all__ = ["Run", "complete"]
+__all__ = ["POINTS", "Run", "complete"]
 
 logger: Final = logging.getLogger("runner")
+
+POINTS: Final = (
+    BEFORE_AGENT,
+    AFTER_AGENT,
+    BEFORE_MODEL,
+    AFTER_MODEL,
+    ON_MODEL_ERROR,
+    BEFORE_TOOL,
+    AFTER_TOOL,
+    ON_TOOL_ERROR,
+)
+"""The hook points a run dispatches."""
 
 C = TypeVar("C")
 T = TypeVar("T")
@@ -118,7 +130,7 @@ def complete(coro: Coroutine[Any, Any, T]) -> T:
 class Plan:
     """One agent at one branch of a run: its callbacks, compiled, and its invocation."""
 
-    __slots__ = ("agent", "branch", "compiled", "invocation", "is_async", "observers")
+    __slots__ = ("agent", "awaiting", "branch", "compiled", "invocation", "is_async", "observers")
 
     def __init__(
         self, agent: Agent, invocation: Invocation, compiled: CompiledCallbacks, *, is_async: bool
@@ -128,6 +140,13 @@ class Plan:
         self.invocation: Final = invocation
         self.compiled: Final = compiled
         self.is_async: Final = is_async
+        # The points with an async method: the only ones an async run dispatches with
+        # arun_*; every other dispatch takes the sync loop, with no coroutine to await.
+        self.awaiting: Final = frozenset(
+            point.name
+            for point in POINTS
+            if is_async and compiled.chain(point.name, point.kind).any_async
+        )
         chain = compiled.chain("on_event", "event")
         self.observers: Final = tuple(zip(chain.fns, chain.asyncs, chain.owners, strict=True))
 
@@ -162,17 +181,18 @@ class Plan:
         call: ToolCall | None,
         *args: Any,
     ) -> Any:
+        awaits = point.name in self.awaiting
         if not self.observers:
             return (
                 await async_(self.compiled, point, *args)
-                if self.is_async
+                if awaits
                 else sync(self.compiled, point, *args)
             )
         start = perf_counter()
         try:
             result = (
                 await async_(self.compiled, point, *args)
-                if self.is_async
+                if awaits
                 else sync(self.compiled, point, *args)
             )
         except Exception as exc:
@@ -289,7 +309,7 @@ class Run:
 
     async def run(self, root: Agent, message: Message) -> RunResult:
         """The whole run: the root agent's turn, the session saved, the result."""
-        history = self.sessions.load(self.user_id, self.session_id)
+        history = list(self.sessions.load(self.user_id, self.session_id))
         try:
             response = await self.agent_turn(
                 self.plan(root, root.name), message, history, self.events
@@ -385,7 +405,10 @@ class Run:
         Events of concurrent calls are recorded per call and kept in the model's order.
         """
         if not self.is_async or len(calls) == 1:
-            return [await self.tool_call(plan, call, events, threaded=False) for call in calls]
+            # One call, or a sync run: in order. An async run still sends a sync tool to
+            # a thread, so it never blocks the event loop.
+            threaded = self.is_async
+            return [await self.tool_call(plan, call, events, threaded=threaded) for call in calls]
         sinks: list[list[Event]] = [[] for _ in calls]
         tasks = [
             asyncio.ensure_future(self.tool_call(plan, call, sink, threaded=True))
@@ -456,7 +479,9 @@ class Run:
                         return Failure(error), ctx
                     wait = retry.delay
                     await self._sleep(
-                        self.retry.delay(ctx.attempt, self.rng) if wait is None else wait
+                        self.retry.delay(ctx.attempt, self.rng)
+                        if wait is None
+                        else min(wait, self.retry.max_delay)
                     )
                     ctx = replace(retry_ctx, attempt=ctx.attempt + 1)
                 case Fallback(value):

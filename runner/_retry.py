@@ -15,7 +15,8 @@ class RetryPolicy:
     ``max_attempts`` counts every call of the operation, the first included, so
     ``max_attempts=1`` never retries. Wait ``n`` (after attempt ``n`` failed) is
     ``min(max_delay, base_delay * 2 ** (n - 1))`` scaled by a random factor in
-    ``[1 - jitter, 1 + jitter]``; ``Retry(delay=...)`` replaces one wait.
+    ``[1 - jitter, 1 + jitter]``; ``Retry(delay=...)`` replaces one wait, which is
+    capped at ``max_delay`` too, so no handler can stall a run longer than that.
     """
 
     max_attempts: int = 3

@@ -5,19 +5,12 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
+import threading
 from collections.abc import Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Final, final
 
 from hooks import (
-    AFTER_AGENT,
-    AFTER_MODEL,
-    AFTER_TOOL,
-    BEFORE_AGENT,
-    BEFORE_MODEL,
-    BEFORE_TOOL,
-    ON_MODEL_ERROR,
-    ON_TOOL_ERROR,
     CompiledCallbacks,
     InvalidCallbacks,
     Message,
@@ -25,7 +18,7 @@ from hooks import (
 )
 from runner._agent import Agent
 from runner._events import RunResult
-from runner._loop import Run, complete
+from runner._loop import POINTS, Run, complete
 from runner._retry import RetryPolicy
 from runner._sessions import InMemorySessions, SessionStore
 
@@ -33,12 +26,7 @@ __all__ = ["Runner"]
 
 _COMBINED_SIZE: Final = 64
 # The points a run dispatches, so the only ones a sync run must be able to call.
-_RUNNER_POINTS: Final = (
-    *((point.name, point.kind) for point in (BEFORE_AGENT, BEFORE_MODEL, BEFORE_TOOL)),
-    *((point.name, point.kind) for point in (AFTER_AGENT, AFTER_MODEL, AFTER_TOOL)),
-    *((point.name, point.kind) for point in (ON_MODEL_ERROR, ON_TOOL_ERROR)),
-    ("on_event", "event"),
-)
+_RUNNER_POINTS: Final = (*((point.name, point.kind) for point in POINTS), ("on_event", "event"))
 
 
 @final
@@ -53,6 +41,8 @@ class Runner:
     """
 
     __slots__ = (
+        "_active",
+        "_active_lock",
         "_agent_callbacks",
         "_closed",
         "_combined",
@@ -101,6 +91,10 @@ class Runner:
         self._combined = {}
         self._executor: ThreadPoolExecutor | None = None
         self._closed = False
+        # The sessions a run is under way on: a session is one conversation, so two
+        # runs on it at once would each save a history without the other's turn.
+        self._active: set[tuple[str, str]] = set()
+        self._active_lock: Final = threading.Lock()
 
     def run(
         self,
@@ -128,7 +122,11 @@ class Runner:
             )
             raise RuntimeError(msg)
         run = self._start(user_id, session_id, callbacks, is_async=False)
-        return complete(run.run(self.agent, _message(message)))
+        self._claim(run)
+        try:
+            return complete(run.run(self.agent, _message(message)))
+        finally:
+            self._release(run)
 
     async def run_async(
         self,
@@ -141,13 +139,18 @@ class Runner:
         """``run`` for async code: awaits async models, tools and callbacks, and runs the
         tool calls of one model response concurrently."""
         run = self._start(user_id, session_id, callbacks, is_async=True)
-        return await run.run(self.agent, _message(message))
+        self._claim(run)
+        try:
+            return await run.run(self.agent, _message(message))
+        finally:
+            self._release(run)
 
     def close(self) -> None:
         """Shut the runner's thread pool, forget its own sessions; later runs raise."""
         if self._closed:
             return
         self._closed = True
+        self._combined.clear()
         if self._executor is not None:
             self._executor.shutdown(wait=True)
         if self._owns_sessions and isinstance(self.sessions, InMemorySessions):
@@ -209,7 +212,23 @@ class Runner:
             entry[2][0] = True
         return entry[1]
 
+    def _claim(self, run: Run) -> None:
+        key = (run.user_id, run.session_id)
+        with self._active_lock:
+            if key in self._active:
+                msg = (
+                    f"session {run.session_id!r} of user {run.user_id!r} already has a run "
+                    "under way on this runner; a session takes one run at a time"
+                )
+                raise RuntimeError(msg)
+            self._active.add(key)
+
+    def _release(self, run: Run) -> None:
+        with self._active_lock:
+            self._active.discard((run.user_id, run.session_id))
+
     def _pool(self) -> Executor:
+        self._check_open()  # a closed runner makes no new thread pool it would never shut
         if self._executor is None:
             self._executor = ThreadPoolExecutor(thread_name_prefix="hookline-tool")
         return self._executor

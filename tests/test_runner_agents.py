@@ -36,6 +36,7 @@ from runner import (
     ModelContext,
     ModelResponse,
     ModelResponseEvent,
+    Rule,
     Runner,
     RunResult,
     ScriptedModel,
@@ -800,3 +801,70 @@ def test_concurrent_sub_agents_record_their_events_under_their_call() -> None:
         "assistant",
     ]
     assert [m.content for m in tool_messages(model.requests[1])] == ["one", "two"]
+
+
+def test_two_runs_on_one_session_at_once_are_refused() -> None:
+    """A second run on a session that has a run under way fails fast instead of losing a turn."""
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow() -> str:
+        """Hold the first run until the second one was tried."""
+        started.set()
+        await asyncio.wait_for(release.wait(), timeout=5)
+        return "slow done"
+
+    model = ScriptedModel(
+        rules=[Rule("one", tool="slow"), Rule(".*", on="tool", reply="ok")], default="ok"
+    )
+
+    async def both(runner: Runner) -> tuple[str, str]:
+        first = asyncio.ensure_future(runner.run_async("one", session_id="s"))
+        await asyncio.wait_for(started.wait(), timeout=5)
+        with pytest.raises(RuntimeError, match="one run at a time"):
+            await runner.run_async("two", session_id="s")
+        other = await runner.run_async("three", session_id="other")
+        release.set()
+        return (await first).output, other.output
+
+    with Runner(Agent("assistant", model, tools=[slow])) as runner:
+        assert asyncio.run(both(runner)) == ("ok", "ok")
+        assert asyncio.run(runner.run_async("four", session_id="s")).output == "ok"
+
+
+def test_a_single_sync_tool_call_does_not_block_the_event_loop() -> None:
+    """In ``run_async`` even one sync tool call runs in a thread, so the loop stays free."""
+    loop_threads: list[bool] = []
+
+    def where() -> str:
+        """Record whether the tool runs on the event loop's thread."""
+        loop_threads.append(threading.current_thread() is threading.main_thread())
+        return "here"
+
+    model = ScriptedModel(
+        rules=[Rule("go", tool="where"), Rule(".*", on="tool", reply="{content}")]
+    )
+    with Runner(Agent("assistant", model, tools=[where])) as runner:
+        assert asyncio.run(runner.run_async("go")).output == "here"
+        assert runner.run("go").output == "here"
+    assert loop_threads == [False, True]
+
+
+def test_a_session_store_keeps_its_own_list() -> None:
+    """The runner never appends to the list a store's ``load`` returned."""
+
+    class Store:
+        def __init__(self) -> None:
+            self.kept: list[Message] = []
+
+        def load(self, user_id: str, session_id: str, /) -> list[Message]:
+            return self.kept
+
+        def save(self, user_id: str, session_id: str, messages: Sequence[Message], /) -> None:
+            self.kept = list(messages)
+
+    store = Store()
+    model = ScriptedModel([RuntimeError("model down")])
+    with Runner(Agent("assistant", model), sessions=store) as runner, pytest.raises(RuntimeError):
+        runner.run("hello", session_id="s")
+    assert store.kept == []

@@ -906,6 +906,22 @@ def test_retry_delay_overrides_one_wait(mode: Mode, waits: list[tuple[str, float
     assert waits == [(kind, 0.25), (kind, 2.0)]
 
 
+def test_retry_delay_is_capped_by_max_delay(mode: Mode, waits: list[tuple[str, float]]) -> None:
+    """A ``Retry(delay=...)`` longer than ``RetryPolicy.max_delay`` waits ``max_delay``."""
+
+    class Patient(OnToolError):
+        def on_tool_error(
+            self, failure: Failure[Exception], ctx: ToolContext, /
+        ) -> ErrorResult[ToolContext, ToolResult]:
+            return Retry(ctx, delay=3600.0)
+
+    policy = RetryPolicy(max_attempts=2, base_delay=1.0, max_delay=5.0, jitter=0)
+    model = ScriptedModel([calling(ToolCall("c1", "broken")), "done"])
+    with Runner(Agent("assistant", model, tools=[broken]), retry=policy) as runner:
+        drive(runner, mode, "go", callbacks=[Patient()])
+    assert waits == [(sleeper(mode), 5.0)]
+
+
 def test_jittered_waits_follow_the_runners_rng(mode: Mode, waits: list[tuple[str, float]]) -> None:
     """With jitter, the waits are ``RetryPolicy.delay`` drawn from the runner's ``rng``."""
     policy = RetryPolicy(max_attempts=3, base_delay=1.0, jitter=0.5)

@@ -710,3 +710,17 @@ def test_function_tool_refuses_required_positional_only_parameters() -> None:
 
     with pytest.raises(TypeError, match="positional-only"):
         FunctionTool(positional)
+
+
+def test_closing_drops_the_combined_callbacks() -> None:
+    """A closed runner holds no compiled callbacks of past runs."""
+
+    class Audit:
+        def on_event(self, event: object, /) -> None:
+            pass
+
+    runner = Runner(Agent("assistant", ScriptedModel(["hi"])))
+    runner.run("x", callbacks=[Audit()])
+    assert runner._combined
+    runner.close()
+    assert not runner._combined
