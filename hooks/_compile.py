@@ -101,6 +101,18 @@ class CompiledCallbacks:
                         self._sync[name] = chain.fns
         return chain
 
+    def sync_chain(self, name: str, kind: str) -> Chain:
+        """``chain(name, kind)``, refused with ``InvalidCallbacks`` if a method is async."""
+        chain = self.chain(name, kind)
+        if chain.any_async:
+            owner = chain.owners[chain.asyncs.index(True)]
+            msg = (
+                f"{describe(owner)}.{name} is async; sync dispatch cannot await it "
+                "(use arun_* or Runner.run_async, or make it a plain def)"
+            )
+            raise InvalidCallbacks(msg, callback=owner, attribute=name)
+        return chain
+
     def methods(self, point: AnyPoint, /) -> tuple[_Fn, ...]:
         """The bound methods dispatched at ``point``, in list order."""
         return self.chain(point.name, point.kind).fns

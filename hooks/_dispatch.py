@@ -18,7 +18,7 @@ from typing import Any, Final, TypeAlias, TypeVar
 from returns.result import Failure, Success
 
 from hooks._compile import Chain, CompiledCallbacks, compile_callbacks
-from hooks._errors import InvalidCallbacks, InvalidResult, describe
+from hooks._errors import InvalidResult, describe
 from hooks._points import AfterPoint, BeforePoint, ErrorPoint
 from hooks._results import BeforeResult, Cont, ErrorResult, Fallback, Halt, Outcome, Retry
 
@@ -87,7 +87,7 @@ def run_before(
     compiled = callbacks if type(callbacks) is CompiledCallbacks else compile_callbacks(callbacks)
     methods = compiled._sync.get(point.name)
     if methods is None or policy is not DEFAULT_POLICY:
-        chain = _sync_chain(compiled, point.name, point.kind)
+        chain = compiled.sync_chain(point.name, point.kind)
         return _drive(chain, _before_steps(chain, point.name, ctx, policy))
     if not methods:
         # Rule 2's Cont(ctx), built without the __init__ frame: N = 0 is all fixed cost.
@@ -129,7 +129,7 @@ def run_after(
     compiled = callbacks if type(callbacks) is CompiledCallbacks else compile_callbacks(callbacks)
     methods = compiled._sync.get(point.name)
     if methods is None or policy is not DEFAULT_POLICY:
-        chain = _sync_chain(compiled, point.name, point.kind)
+        chain = compiled.sync_chain(point.name, point.kind)
         return _drive(chain, _after_steps(chain, point.name, outcome, ctx, policy))
     if not methods:
         return outcome
@@ -168,7 +168,7 @@ def run_on_error(
     compiled = callbacks if type(callbacks) is CompiledCallbacks else compile_callbacks(callbacks)
     methods = compiled._sync.get(point.name)
     if methods is None or policy is not DEFAULT_POLICY:
-        chain = _sync_chain(compiled, point.name, point.kind)
+        chain = compiled.sync_chain(point.name, point.kind)
         return _drive(chain, _error_steps(chain, point.name, failure, ctx, policy))
     if not methods:
         return failure
@@ -354,18 +354,6 @@ async def _adrive(chain: Chain, steps: _Steps[R]) -> R:
 
 
 # -- helpers ------------------------------------------------------------------------
-
-
-def _sync_chain(callbacks: Callbacks, name: str, kind: str) -> Chain:
-    chain = compile_callbacks(callbacks).chain(name, kind)
-    if chain.any_async:
-        owner = chain.owners[chain.asyncs.index(True)]
-        msg = (
-            f"{describe(owner)}.{name} is async; sync dispatch cannot await it "
-            f"(use arun_* or Runner.run_async, or make it a plain def)"
-        )
-        raise InvalidCallbacks(msg, callback=owner, attribute=name)
-    return chain
 
 
 def _position(methods: tuple[object, ...], fns: Iterator[object]) -> int:

@@ -23,8 +23,9 @@ RunStatus: TypeAlias = Literal["completed", "stopped"]
 """How a run ended: ``"completed"`` with an answer, or ``"stopped"`` by a ``StopRun``."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class _Record:
+    # Where and when, positional first; each record's own fields are keyword-only.
     agent: str
     branch: str
     time: float

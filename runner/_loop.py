@@ -315,7 +315,7 @@ class Run:
                 self.plan(root, root.name), message, history, self.events
             )
         except StopRun as stop:
-            self.events.append(StopEvent(**self._where(root.name), reason=stop.reason))
+            self.events.append(StopEvent(root.name, root.name, time.time(), reason=stop.reason))
             self.sessions.save(self.user_id, self.session_id, _answered(history))
             return self._result("", "stopped", stop.reason, None)
         self.sessions.save(self.user_id, self.session_id, history)
@@ -325,12 +325,14 @@ class Run:
         self, plan: Plan, message: Message, history: list[Message], events: list[Event]
     ) -> ModelResponse:
         """``before_agent``, the model/tool loop, ``after_agent``; raises an unrecovered error."""
-        events.append(UserMessageEvent(**self._where(plan.branch), message=message))
+        events.append(UserMessageEvent(plan.agent.name, plan.branch, time.time(), message=message))
         match await plan.before(BEFORE_AGENT, AgentContext(plan.invocation, message)):
             case Halt(response):
                 response = _checked_response(response, "a halted agent")
                 history += (message, _assistant(response))
-                events.append(ModelResponseEvent(**self._where(plan.branch), response=response))
+                events.append(
+                    ModelResponseEvent(plan.agent.name, plan.branch, time.time(), response=response)
+                )
                 return response
             case Cont(ctx):
                 pass
@@ -344,7 +346,9 @@ class Run:
                 return _checked_response(response, "an agent")
             case Failure(error):
                 events.append(
-                    ErrorEvent(**self._where(plan.branch), error=error, operation="agent")
+                    ErrorEvent(
+                        plan.agent.name, plan.branch, time.time(), error=error, operation="agent"
+                    )
                 )
                 raise error
 
@@ -390,11 +394,19 @@ class Run:
                         pass
                     case Failure(error) as failure:
                         events.append(
-                            ErrorEvent(**self._where(plan.branch), error=error, operation="model")
+                            ErrorEvent(
+                                plan.agent.name,
+                                plan.branch,
+                                time.time(),
+                                error=error,
+                                operation="model",
+                            )
                         )
                         return failure
         response = _checked_response(response)
-        events.append(ModelResponseEvent(**self._where(plan.branch), response=response))
+        events.append(
+            ModelResponseEvent(plan.agent.name, plan.branch, time.time(), response=response)
+        )
         return Success(response)
 
     async def tool_calls(
@@ -429,7 +441,7 @@ class Run:
         self, plan: Plan, call: ToolCall, events: list[Event], *, threaded: bool
     ) -> ToolResult:
         """One tool call with its hooks; an unrecovered error becomes an error result."""
-        events.append(ToolCallEvent(**self._where(plan.branch), call=call))
+        events.append(ToolCallEvent(plan.agent.name, plan.branch, time.time(), call=call))
         match await plan.before(BEFORE_TOOL, ToolContext(plan.invocation, call), call):
             case Halt(result):
                 pass
@@ -441,11 +453,19 @@ class Run:
                         pass
                     case Failure(error):
                         events.append(
-                            ErrorEvent(**self._where(plan.branch), error=error, operation="tool")
+                            ErrorEvent(
+                                plan.agent.name,
+                                plan.branch,
+                                time.time(),
+                                error=error,
+                                operation="tool",
+                            )
                         )
                         result = ToolResult(f"{type(error).__name__}: {error}", is_error=True)
         result = _to_tool_result(result)
-        events.append(ToolResultEvent(**self._where(plan.branch), call=call, result=result))
+        events.append(
+            ToolResultEvent(plan.agent.name, plan.branch, time.time(), call=call, result=result)
+        )
         return result
 
     async def attempts(
@@ -538,9 +558,6 @@ class Run:
             await asyncio.sleep(seconds)
         else:
             time.sleep(seconds)
-
-    def _where(self, branch: str) -> dict[str, Any]:
-        return {"agent": branch.rpartition("/")[2], "branch": branch, "time": time.time()}
 
     def _result(
         self, output: str, status: Any, reason: str | None, response: ModelResponse | None

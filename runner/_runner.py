@@ -12,7 +12,6 @@ from typing import Final, final
 
 from hooks import (
     CompiledCallbacks,
-    InvalidCallbacks,
     Message,
     compile_callbacks,
 )
@@ -258,8 +257,4 @@ def _check_sync(agent: Agent, callbacks: CompiledCallbacks) -> None:
         msg = f"agent {agent.name!r} has async tools {async_tools}; use Runner.run_async"
         raise TypeError(msg)
     for name, kind in _RUNNER_POINTS:
-        chain = callbacks.chain(name, kind)
-        if chain.any_async:
-            owner = chain.owners[chain.asyncs.index(True)]
-            msg = f"{owner!r}.{name} is async; a sync run cannot await it: use Runner.run_async"
-            raise InvalidCallbacks(msg, callback=owner, attribute=name)
+        callbacks.sync_chain(name, kind)
