@@ -83,11 +83,8 @@ class Runner:
         self._agent_callbacks: Final = {
             id(each): compile_callbacks(each.callbacks) for each in agent.walk()
         }
-        # id(run callbacks) -> (them, per agent id the full list, checked for sync runs?).
-        self._combined: dict[
-            int, tuple[CompiledCallbacks, dict[int, CompiledCallbacks], list[bool]]
-        ]
-        self._combined = {}
+        # id(run callbacks) -> (them, per agent id the full list).
+        self._combined: dict[int, tuple[CompiledCallbacks, dict[int, CompiledCallbacks]]] = {}
         self._executor: ThreadPoolExecutor | None = None
         self._closed = False
         # The sessions a run is under way on: a session is one conversation, so two
@@ -201,14 +198,13 @@ class Runner:
         if entry is None or entry[0] is not run_callbacks:
             base = self.callbacks + run_callbacks
             table = {key: base + own for key, own in self._agent_callbacks.items()}
-            entry = (run_callbacks, table, [False])
+            entry = (run_callbacks, table)
             if len(self._combined) >= _COMBINED_SIZE:
                 self._combined.clear()
             self._combined[id(run_callbacks)] = entry
-        if check_sync and not entry[2][0]:
+        if check_sync:  # a few dict lookups per agent; nothing is cached that could go stale
             for agent in self.agent.walk():
                 _check_sync(agent, entry[1][id(agent)])
-            entry[2][0] = True
         return entry[1]
 
     def _claim(self, run: Run) -> None:
