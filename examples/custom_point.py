@@ -183,23 +183,25 @@ class Retriever:
 
     def retrieve(self, query: str) -> list[Doc]:
         """``before_retrieval`` -> search (-> ``on_retrieval_error``) -> ``after_retrieval``."""
-        match run_before(self.callbacks, BEFORE_RETRIEVAL, RetrievalContext(query)):
+        decision = run_before(self.callbacks, BEFORE_RETRIEVAL, RetrievalContext(query))
+        match decision:
             case Halt(docs):
                 self.log.append(f"  before_retrieval -> halt: {_ids(docs)}, search skipped")
                 return docs
             case Cont(ctx):
                 self.log.append(f"  before_retrieval -> cont: query {ctx.query!r}")
-            case unreachable:
-                assert_never(unreachable)
-        match run_after(self.callbacks, AFTER_RETRIEVAL, self._search(ctx), ctx):
+            case _:
+                assert_never(decision)
+        outcome = run_after(self.callbacks, AFTER_RETRIEVAL, self._search(ctx), ctx)
+        match outcome:
             case Success(docs):
                 self.log.append(f"  after_retrieval  -> success: {_ids(docs)}")
                 return docs
             case Failure(error):
                 self.log.append(f"  after_retrieval  -> failure: {error!r}")
                 raise error
-            case other:
-                assert_never(other)
+            case _:
+                assert_never(outcome)
 
     def _search(self, ctx: RetrievalContext) -> Outcome[list[Doc]]:
         while True:
@@ -211,7 +213,8 @@ class Retriever:
             else:
                 self.log.append(f"  search #{ctx.attempt} -> {_ids(docs)}")
                 return Success(docs)
-            match run_on_error(self.callbacks, ON_RETRIEVAL_ERROR, failure, ctx):
+            recovery = run_on_error(self.callbacks, ON_RETRIEVAL_ERROR, failure, ctx)
+            match recovery:
                 case Retry(retry_ctx) if ctx.attempt < MAX_ATTEMPTS:
                     self.log.append("  on_retrieval_error -> retry")
                     ctx = replace(retry_ctx, attempt=ctx.attempt + 1)
@@ -224,8 +227,8 @@ class Retriever:
                 case Failure() as passed_on:
                     self.log.append("  on_retrieval_error -> failure")
                     return passed_on
-                case unreachable:
-                    assert_never(unreachable)
+                case _:
+                    assert_never(recovery)
 
 
 def _ids(docs: list[Doc]) -> str:

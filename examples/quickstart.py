@@ -230,6 +230,8 @@ def _detail(
             detail = f"-> {results[event.call_id].content!r}"
         case _, "retry":
             detail = "-> try again"
+        case _:
+            pass  # every other dispatch is shown without a detail
     return detail
 
 
