@@ -13,16 +13,28 @@ expect errors; every other file must type-check cleanly.
 
 mypy runs once over every case together (cases may import each other), with the
 settings given on the command line instead of read from the project's ``mypy.ini``.
+
+basedpyright (strict) checks every case as well, also in one run, and must give the
+same verdict: a good case passes both checkers, and a ``bad_`` case makes pyright
+report errors on exactly the lines that carry ``# E:`` comments -- the same lines,
+not the same messages or counts, since the two checkers word and split their errors
+differently. A case on which pyright's verdict genuinely differs is listed in
+``PYRIGHT_DIFFERS`` with the lines pyright reports and why; nothing is skipped. A new
+case file is picked up by both checkers without further changes here. pyright also
+checks ``api.py`` (which mypy checks in the project's own run).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TypeAlias
+from typing import Final, NamedTuple, TypeAlias
 
 import pytest
 from mypy import api as mypy_api
@@ -33,6 +45,7 @@ CASES_DIR: Final = HERE / "cases"
 CASES: Final = sorted(CASES_DIR.glob("*.py"))
 BAD: Final = [case for case in CASES if case.name.startswith("bad_")]
 GOOD: Final = [case for case in CASES if not case.name.startswith("bad_")]
+API: Final = HERE / "api.py"
 
 FLAGS: Final = (
     "--python-version=3.11",
@@ -67,6 +80,29 @@ _CODED: Final = re.compile(r"\[(?P<code>[a-z0-9-]+)\]\s+(?P<text>\S.*)")
 Error: TypeAlias = tuple[int, str, str]  # line, error code, message (or expected fragment)
 Note: TypeAlias = tuple[int, str]  # line, message (or expected fragment)
 
+# basedpyright's settings: its strict mode, as a user of the library would run it.
+# ``extraPaths`` make ``hooks`` this checkout's and let cases import each other.
+PYRIGHT_CONFIG: Final = {
+    "typeCheckingMode": "strict",
+    "pythonVersion": "3.11",
+    "extraPaths": [str(ROOT), str(CASES_DIR)],
+    "include": [str(path) for path in [*CASES, API]],
+}
+# Severities that count as a complaint; "information" is neither pass nor fail.
+PYRIGHT_FAILS: Final = frozenset({"error", "warning"})
+
+
+class Differs(NamedTuple):
+    """The lines pyright reports errors on in a case where its verdict is not mypy's."""
+
+    lines: tuple[int, ...]
+    why: str
+
+
+# Cases on which basedpyright's verdict differs from mypy's, by file stem. Every
+# entry says why; an entry that agrees with the ``# E:`` lines is stale and fails.
+PYRIGHT_DIFFERS: Final[dict[str, Differs]] = {}
+
 
 @dataclass(frozen=True)
 class Expected:
@@ -83,6 +119,17 @@ class Report:
     errors: dict[Path, list[Error]]
     notes: dict[Path, list[Note]]
     stray: list[str]  # output lines that are not about a case file
+    stderr: str
+    status: int
+
+
+@dataclass(frozen=True)
+class PyrightReport:
+    """One basedpyright run: the lines it complained about, by file."""
+
+    lines: dict[Path, set[int]]
+    messages: dict[Path, list[str]]  # "line: [rule] message", for assertion output
+    analyzed: int
     stderr: str
     status: int
 
@@ -153,6 +200,54 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
     return parse(stdout, stderr, status)
 
 
+def parse_pyright(stdout: str, stderr: str, status: int) -> PyrightReport:
+    """Group basedpyright's ``--outputjson`` diagnostics by file, keeping complaints only."""
+    try:
+        output = json.loads(stdout)
+    except ValueError:
+        msg = f"basedpyright printed no JSON (exit {status}): {stderr or stdout}"
+        raise AssertionError(msg) from None
+    lines: dict[Path, set[int]] = defaultdict(set)
+    messages: dict[Path, list[str]] = defaultdict(list)
+    for diagnostic in output["generalDiagnostics"]:
+        if diagnostic["severity"] not in PYRIGHT_FAILS:
+            continue
+        path = Path(diagnostic["file"]).resolve()
+        line = diagnostic["range"]["start"]["line"] + 1  # pyright counts from 0
+        lines[path].add(line)
+        rule = diagnostic.get("rule", "")
+        messages[path].append(f"{line}: [{rule}] {diagnostic['message']}")
+    return PyrightReport(lines, messages, output["summary"]["filesAnalyzed"], stderr, status)
+
+
+@pytest.fixture(scope="session")
+def pyright(tmp_path_factory: pytest.TempPathFactory) -> PyrightReport:
+    """Run basedpyright once over every case file and ``api.py``."""
+    tmp = tmp_path_factory.mktemp("pyright")
+    config = tmp / "pyrightconfig.json"
+    config.write_text(json.dumps(PYRIGHT_CONFIG), encoding="utf-8")
+    # --pythonpath: the interpreter running the tests, so ``returns`` and
+    # ``typing_extensions`` resolve to the installed ones.
+    args = ["--outputjson", f"--pythonpath={sys.executable}", f"--project={config}"]
+    done = subprocess.run(
+        [sys.executable, "-m", "basedpyright", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=300,
+    )
+    return parse_pyright(done.stdout, done.stderr, done.returncode)
+
+
+def pyright_expects(case: Path) -> tuple[int, ...]:
+    """The lines pyright must report errors on: mypy's ``# E:`` lines unless listed."""
+    differs = PYRIGHT_DIFFERS.get(case.stem)
+    if differs is not None:
+        return differs.lines
+    return tuple(sorted({line for line, _, _ in expectations(case).errors}))
+
+
 def test_mypy_ran_cleanly(report: Report) -> None:
     """mypy exits normally and reports nothing about files other than the cases."""
     assert report.stderr == ""
@@ -180,3 +275,36 @@ def test_bad_case_reports_exactly_its_errors(case: Path, report: Report) -> None
         if not any(at == line and text in note for at, note in reported_notes)
     ]
     assert missing == []
+
+
+def test_pyright_ran_cleanly(pyright: PyrightReport) -> None:
+    """basedpyright exits normally, says nothing on stderr and analyzed every file given."""
+    assert pyright.stderr == ""
+    assert pyright.status in {0, 1}  # other codes mean a crash, a bad config or no files
+    assert pyright.analyzed == len(PYRIGHT_CONFIG["include"])
+    assert set(pyright.lines) <= {*CASES, API}
+
+
+def test_pyright_accepts_api(pyright: PyrightReport) -> None:
+    """``api.py``, the typical use mypy accepts, is accepted by pyright too."""
+    assert pyright.messages.get(API, []) == []
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.stem)
+def test_pyright_gives_mypys_verdict(case: Path, pyright: PyrightReport) -> None:
+    """pyright reports errors on exactly the lines mypy must (none for a good case)."""
+    reported = tuple(sorted(pyright.lines.get(case, set())))
+    expected = pyright_expects(case)
+    hint = "a genuine difference goes in PYRIGHT_DIFFERS, with the reason"
+    assert reported == expected, (hint, pyright.messages.get(case, []))
+
+
+def test_pyright_differences_are_current() -> None:
+    """Each ``PYRIGHT_DIFFERS`` entry names a case, says why, and really differs."""
+    stems = {case.stem for case in CASES}
+    for stem, differs in PYRIGHT_DIFFERS.items():
+        assert stem in stems, f"{stem}: no such case"
+        assert differs.why.strip(), f"{stem}: say why pyright's verdict differs"
+        case = CASES_DIR / f"{stem}.py"
+        mypy_lines = tuple(sorted({line for line, _, _ in expectations(case).errors}))
+        assert differs.lines != mypy_lines, f"{stem}: pyright agrees with mypy; drop the entry"
