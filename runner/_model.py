@@ -9,6 +9,7 @@ like a real assistant.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import re
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, final
 
 from hooks import ModelRequest, ModelResponse, ToolCall
+from runner._checks import int_at_least
 from runner._errors import ScriptExhausted
 
 __all__ = ["AsyncModel", "Model", "Rule", "ScriptItem", "ScriptedModel"]
@@ -53,7 +55,7 @@ class Rule:
     pattern: str
     reply: str = ""
     tool: str | None = None
-    args: Mapping[str, str] = field(default_factory=dict)
+    args: Mapping[str, str] = field(default_factory=dict[str, str])
     on: Literal["user", "tool"] = "user"
 
     def respond(self, content: str, call_id: str) -> ModelResponse | None:
@@ -78,11 +80,13 @@ ScriptItem = ModelResponse | str | BaseException
 class ScriptedModel:
     """A model that answers from a script, then from rules, then with ``default``.
 
-    ``requests`` keeps every request received, in order, so tests can see what the
-    model was really sent. Thread-safe.
+    ``requests`` holds the last ``keep_requests`` requests received, oldest first,
+    so tests can see what the model was really sent: 100 by default, so a long
+    session's model does not keep its whole history many times over; ``None`` keeps
+    them all, ``0`` none. ``calls`` counts every call, kept or not. Thread-safe.
     """
 
-    __slots__ = ("_ids", "_lock", "_script", "default", "requests", "rules")
+    __slots__ = ("_calls", "_ids", "_kept", "_lock", "_script", "default", "rules")
 
     def __init__(
         self,
@@ -91,19 +95,37 @@ class ScriptedModel:
         *,
         rules: Sequence[Rule] = (),
         default: str | None = None,
+        keep_requests: int | None = 100,
     ) -> None:
+        if keep_requests is not None:
+            int_at_least(
+                "ScriptedModel.keep_requests", keep_requests, 0, expected="None or an int >= 0"
+            )
         self._script = list(script)
         self.rules = tuple(rules)
         self.default = default
-        self.requests: list[ModelRequest] = []
+        self._kept: collections.deque[ModelRequest] = collections.deque(maxlen=keep_requests)
+        self._calls = 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+
+    @property
+    def requests(self) -> list[ModelRequest]:
+        """The last ``keep_requests`` requests, oldest first: a new list at each access."""
+        with self._lock:
+            return list(self._kept)
+
+    @property
+    def calls(self) -> int:
+        """How many times ``generate`` was called, whether its request is kept or not."""
+        return self._calls
 
     def generate(self, request: ModelRequest, /) -> ModelResponse:
         """The next scripted item, else the first matching rule, else ``default``."""
         with self._lock:
-            self.requests.append(request)
-            calls = len(self.requests)
+            self._kept.append(request)
+            self._calls += 1
+            calls = self._calls
             item = self._script.pop(0) if self._script else None
             call_id = f"call_{next(self._ids)}"
         if isinstance(item, BaseException):

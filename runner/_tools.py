@@ -5,20 +5,48 @@ description, and a JSON schema of its parameters, all read once from the signatu
 The model's arguments are checked against that signature before the call; a bad
 call raises ``ToolArgumentsError``, which reaches ``on_tool_error`` like any other
 tool error.
+
+Every tool name, a sub-agent's included, follows the providers' rule
+``^[A-Za-z0-9_-]{1,64}$`` (``check_tool_name``), checked when the tool is made.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, Protocol, final, runtime_checkable
+from typing import Any, Final, Protocol, cast, final, runtime_checkable
 
 from hooks import ToolSpec
+from runner._checks import got
 from runner._errors import ToolArgumentsError
 
-__all__ = ["AsyncTool", "FunctionTool", "Tool", "as_tool"]
+__all__ = ["AsyncTool", "FunctionTool", "Tool", "as_tool", "check_tool_name"]
+
+_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_TOOL_NAME_RULE: Final = "^[A-Za-z0-9_-]{1,64}$"
+
+
+def check_tool_name(name: object, what: str, *, hint: str = "") -> str:
+    """``name`` if model providers accept it as a tool name, else a clear error.
+
+    The rule is theirs: ``^[A-Za-z0-9_-]{1,64}$``. ``what`` says whose name it is in
+    the message (``"tool object's name"``, ``"agent name"``); ``hint``, if given, ends
+    it. A name that is no str is a ``TypeError``, a str that breaks the rule a
+    ``ValueError``.
+    """
+    if not isinstance(name, str):
+        msg = f"{what} must be a str, got {got(name)}"
+        raise TypeError(msg)
+    if _TOOL_NAME.fullmatch(name) is None:
+        msg = (
+            f"{what} {name!r} is not a valid tool name: model providers accept 1 to 64 "
+            f"ASCII letters, digits, '_' or '-' ({_TOOL_NAME_RULE})"
+        )
+        raise ValueError(f"{msg}; {hint}" if hint else msg)
+    return name
 
 
 @runtime_checkable
@@ -78,7 +106,13 @@ class FunctionTool:
         self, fn: Callable[..., Any], /, *, name: str | None = None, description: str | None = None
     ) -> None:
         self.fn: Final = fn
-        self.name: Final[str] = name or fn.__name__
+        self.name: Final = (
+            check_tool_name(
+                _name_of(fn), "function", hint="give it one: FunctionTool(fn, name=...)"
+            )
+            if name is None
+            else check_tool_name(name, "FunctionTool name")
+        )
         self.description: Final = description or _summary(fn)
         self.is_async: Final = inspect.iscoroutinefunction(fn)
         self._signature = inspect.signature(fn)
@@ -135,6 +169,7 @@ def as_tool(tool: object) -> Tool | AsyncTool:
     if isinstance(tool, Tool):
         name: object = tool.name  # untyped callers may give anything a `name`
         if isinstance(name, str):
+            check_tool_name(name, "tool object's name")
             return tool
     msg = (
         "a tool is a function or an object with a str `name` and a `run(args)` method, "
@@ -147,11 +182,12 @@ def spec_of(tool: Tool | AsyncTool) -> ToolSpec:
     """The ``ToolSpec`` of any tool (objects may omit description and parameters)."""
     if isinstance(tool, FunctionTool):
         return tool.spec()
-    description = getattr(tool, "description", "")
-    parameters = getattr(tool, "parameters", {})
-    return ToolSpec(
-        tool.name, str(description), parameters if isinstance(parameters, Mapping) else {}
-    )
+    description: object = getattr(tool, "description", "")
+    parameters: object = getattr(tool, "parameters", None)
+    schema: Mapping[str, Any] = {}
+    if isinstance(parameters, Mapping):
+        schema = cast("Mapping[str, Any]", parameters)
+    return ToolSpec(tool.name, str(description), schema)
 
 
 def is_async_tool(tool: Tool | AsyncTool) -> bool:
@@ -159,6 +195,18 @@ def is_async_tool(tool: Tool | AsyncTool) -> bool:
     if isinstance(tool, FunctionTool):
         return tool.is_async
     return inspect.iscoroutinefunction(tool.run)
+
+
+def _name_of(fn: Callable[..., Any]) -> object:
+    """``fn.__name__``, or a ``TypeError`` asking for a name when it has none."""
+    name: object = getattr(fn, "__name__", None)
+    if name is None:
+        msg = (
+            f"a FunctionTool is named after its function, but {fn!r:.60} has no __name__; "
+            "give one: FunctionTool(fn, name=...)"
+        )
+        raise TypeError(msg)
+    return name
 
 
 def _summary(fn: Callable[..., Any]) -> str:
