@@ -24,10 +24,11 @@ class Agent:
     a tool named after it, taking one argument ``request: str``. ``instruction``
     opens every request as a system message.
 
-    Everything is checked here, not in a run: the name is an identifier and a valid
+    Inputs are checked here, not in a run: the name is an identifier and a valid
     tool name; ``tools``, ``callbacks`` and ``sub_agents`` are lists or tuples (a
     single callback is ``InvalidCallbacks``, a single tool or sub-agent a
-    ``TypeError``). An agent is immutable: setting or deleting an attribute raises
+    ``TypeError``); the callbacks themselves are checked when a ``Runner`` compiles
+    them. An agent is immutable: setting or deleting an attribute raises
     ``AttributeError``, so a graph of agents can never be rewired into a cycle.
     """
 
@@ -89,7 +90,7 @@ class Agent:
         for sub in self.sub_agents:
             checked: object = sub  # untyped callers may pass anything
             if not isinstance(checked, Agent):
-                msg = f"agent {name!r}: sub_agents must be Agent instances, got {sub!r:.60}"
+                msg = f"agent {name!r}: sub_agents must be Agent instances, got {got(sub)}"
                 raise TypeError(msg)
             _add_unique(tools_, sub.name, sub, name)
         # Read-only views: the tables cannot be changed through the agent either.
