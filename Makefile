@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,11 +15,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m examples.quickstart
 
-# pytest, mypy and ruff all run; the target fails if any of them failed.
+# pytest, mypy, basedpyright and ruff all run; the target fails if any of them failed.
 test: $(STAMP)
 	@status=0; \
 	$(BIN)/python -m pytest || status=1; \
 	$(BIN)/python -m mypy || status=1; \
+	$(BIN)/basedpyright || status=1; \
 	$(BIN)/python -m ruff check . || status=1; \
 	$(BIN)/python -m ruff format --check . || status=1; \
 	exit $$status
@@ -28,5 +29,48 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.dispatch
 	$(BIN)/python -m benchmarks.runner
 
+# Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
+# slow, so not part of `make test`. Runs resume: mutmut retests only what changed.
+# MUTANTS narrows a run to matching mutant names: make mutate MUTANTS='hooks._results.*'
+MUTANTS ?=
+mutate: $(STAMP)
+	@status=0; \
+	$(BIN)/mutmut run $(MUTANTS) || status=1; \
+	$(BIN)/python -c "$$MUTATION_SCORES" || status=1; \
+	exit $$status
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis mutants
+
+# The score per mutated file: killed / (mutants checked), where timeouts and type-check
+# kills count as killed and a mutant no test reaches counts as a survivor.
+define MUTATION_SCORES
+import json
+from collections import Counter
+from pathlib import Path
+
+from mutmut.stats import status_by_exit_code
+
+KILLED = ("killed", "timeout", "caught by type check")
+COLUMNS = "%-24s %7s %7s %9s %9s %6s %10s"
+
+
+def row(name, counts):
+    killed = sum(counts[status] for status in KILLED)
+    unchecked = counts["not checked"] + counts["skipped"]
+    checked = counts.total() - unchecked
+    other = checked - killed - counts["survived"] - counts["no tests"]
+    score = "%.1f%%" % (100 * killed / checked) if checked else "-"
+    print(COLUMNS % (name, score, killed, counts["survived"], counts["no tests"], other, unchecked))
+
+
+print(COLUMNS % ("file", "score", "killed", "survived", "no tests", "other", "unchecked"))
+everything = Counter()
+for meta in sorted(Path("mutants").rglob("*.py.meta")):
+    codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"].values()
+    counts = Counter(status_by_exit_code[code] for code in codes)
+    everything.update(counts)
+    row(meta.relative_to("mutants").as_posix().removesuffix(".meta"), counts)
+row("all", everything)
+endef
+export MUTATION_SCORES
