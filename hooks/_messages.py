@@ -7,7 +7,7 @@ All are frozen slotted dataclasses: a hook that wants a change builds a new one
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -51,9 +51,14 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
-    """What the model receives: the conversation so far and the tools it may call."""
+    """What the model receives: the conversation so far and the tools it may call.
 
-    messages: tuple[Message, ...]
+    ``messages`` is any immutable sequence: a tuple, or the runner's transcript, which
+    grows without copying; compare and index it like a tuple, and build a changed
+    request with a tuple (``replace(request, messages=(*request.messages, extra))``).
+    """
+
+    messages: Sequence[Message]
     tools: tuple[ToolSpec, ...] = ()
 
 

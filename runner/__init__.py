@@ -37,24 +37,31 @@ from runner._errors import (
     MaxStepsExceeded,
     RunnerError,
     ScriptExhausted,
+    SessionConflict,
     ToolArgumentsError,
     UnknownToolError,
 )
 from runner._events import (
     ErrorEvent,
     Event,
+    FallbackEvent,
+    ModelAttemptEvent,
     ModelResponseEvent,
+    Operation,
+    RetryEvent,
     RunResult,
     RunStatus,
     StopEvent,
+    ToolAttemptEvent,
     ToolCallEvent,
     ToolResultEvent,
     UserMessageEvent,
 )
+from runner._history import Transcript
 from runner._model import AsyncModel, Model, Rule, ScriptedModel, ScriptItem
 from runner._retry import RetryPolicy
 from runner._runner import Runner
-from runner._sessions import InMemorySessions, SessionStore
+from runner._sessions import InMemorySessions, Session, SessionStore
 from runner._tools import AsyncTool, FunctionTool, Tool, as_tool
 
 __all__ = [
@@ -64,6 +71,7 @@ __all__ = [
     "AsyncTool",
     "ErrorEvent",
     "Event",
+    "FallbackEvent",
     "FunctionTool",
     "HookEvent",
     "InMemorySessions",
@@ -71,10 +79,13 @@ __all__ = [
     "MaxStepsExceeded",
     "Message",
     "Model",
+    "ModelAttemptEvent",
     "ModelContext",
     "ModelRequest",
     "ModelResponse",
     "ModelResponseEvent",
+    "Operation",
+    "RetryEvent",
     "RetryPolicy",
     "Rule",
     "RunResult",
@@ -84,6 +95,8 @@ __all__ = [
     "ScriptExhausted",
     "ScriptItem",
     "ScriptedModel",
+    "Session",
+    "SessionConflict",
     "SessionStore",
     "State",
     "StateKey",
@@ -91,12 +104,14 @@ __all__ = [
     "StopRun",
     "Tool",
     "ToolArgumentsError",
+    "ToolAttemptEvent",
     "ToolCall",
     "ToolCallEvent",
     "ToolContext",
     "ToolResult",
     "ToolResultEvent",
     "ToolSpec",
+    "Transcript",
     "UnknownToolError",
     "UserMessageEvent",
     "as_tool",

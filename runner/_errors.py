@@ -8,6 +8,7 @@
           +-- ToolArgumentsError (also TypeError)     the model's arguments don't fit the tool
           +-- MaxStepsExceeded (also RuntimeError)    a run took more model turns than allowed
           +-- ScriptExhausted (also LookupError)      a ScriptedModel ran out of answers
+          +-- SessionConflict (also RuntimeError)     another run saved the session first
 
 Tool errors reach ``on_tool_error`` like any exception a tool raises; unrecovered,
 they become an error ``ToolResult`` the model sees.
@@ -23,6 +24,7 @@ __all__ = [
     "MaxStepsExceeded",
     "RunnerError",
     "ScriptExhausted",
+    "SessionConflict",
     "ToolArgumentsError",
     "UnknownToolError",
 ]
@@ -76,4 +78,24 @@ class ScriptExhausted(RunnerError, LookupError):
         super().__init__(
             f"ScriptedModel has no answer for call {call}: its script is used up "
             "and no rule matched (give it more items, rules or a default)"
+        )
+
+
+@final
+class SessionConflict(RunnerError, RuntimeError):
+    """A run's save was refused: the session was saved (or deleted) since the run loaded it.
+
+    ``expected`` is the version the run loaded, ``found`` the store's version now. The
+    run's turn is not lost silently: it raises this, and the session keeps the other turn.
+    """
+
+    def __init__(self, user_id: str, session_id: str, *, expected: int, found: int) -> None:
+        self.user_id = user_id
+        self.session_id = session_id
+        self.expected = expected
+        self.found = found
+        super().__init__(
+            f"session {session_id!r} of user {user_id!r} was saved by another run "
+            f"(version {found}) since this run loaded it (version {expected}); "
+            "this run's turn was not saved"
         )

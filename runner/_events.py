@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias
 
-from hooks import Message, ModelResponse, ToolCall, ToolResult
+from hooks import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 
 __all__ = [
     "ErrorEvent",
     "Event",
+    "FallbackEvent",
+    "ModelAttemptEvent",
     "ModelResponseEvent",
+    "Operation",
+    "RetryEvent",
     "RunResult",
     "RunStatus",
     "StopEvent",
+    "ToolAttemptEvent",
     "ToolCallEvent",
     "ToolResultEvent",
     "UserMessageEvent",
 ]
+
+Operation: TypeAlias = Literal["model", "tool", "agent"]
+"""What an error, a retry or a fallback happened to."""
 
 RunStatus: TypeAlias = Literal["completed", "stopped"]
 """How a run ended: ``"completed"`` with an answer, or ``"stopped"`` by a ``StopRun``."""
@@ -39,22 +49,41 @@ class UserMessageEvent(_Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ModelAttemptEvent(_Record):
+    """The model is called with ``request``: what it really receives, after the before hooks."""
+
+    request: ModelRequest
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelResponseEvent(_Record):
-    """A model answer the agent went on with (a ``Halt``'s or ``Fallback``'s included)."""
+    """A model answer the agent went on with (a ``Halt``'s, ``Fallback``'s or after hook's).
+
+    The last one of a run is its final answer, ``after_agent``'s replacement included.
+    """
 
     response: ModelResponse
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallEvent(_Record):
-    """A tool call the model asked for, before its hooks ran."""
+    """A tool call the model asked for, as it asked, before its hooks ran."""
 
     call: ToolCall
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolAttemptEvent(_Record):
+    """The tool runs with ``call``: what really runs, after the before hooks (and a retry)."""
+
+    call: ToolCall
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResultEvent(_Record):
-    """The result the model got for ``call`` (``result.is_error`` for a failed call)."""
+    """The result the model got for ``call``, the call that ran (``result.is_error`` if failed)."""
 
     call: ToolCall
     result: ToolResult
@@ -62,10 +91,36 @@ class ToolResultEvent(_Record):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorEvent(_Record):
-    """An error that ended an operation: a tool error the model will see, or a run failure."""
+    """An operation's attempt failed, or an after hook turned its outcome into a failure.
+
+    Recorded for every failed attempt, recovered or not: a ``RetryEvent`` or a
+    ``FallbackEvent`` follows when an error hook recovered.
+    """
 
     error: BaseException
-    operation: Literal["model", "tool", "agent"]
+    operation: Operation
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryEvent(_Record):
+    """An error hook retried: ``attempt`` is the attempt about to run, after ``delay`` seconds.
+
+    ``changed`` says the retry changed what runs, so it passed the before hooks again.
+    """
+
+    operation: Operation
+    attempt: int
+    delay: float
+    changed: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FallbackEvent(_Record):
+    """An error hook answered a failed ``attempt`` with a fallback value."""
+
+    operation: Operation
+    attempt: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,9 +131,18 @@ class StopEvent(_Record):
 
 
 Event: TypeAlias = (
-    UserMessageEvent | ModelResponseEvent | ToolCallEvent | ToolResultEvent | ErrorEvent | StopEvent
+    UserMessageEvent
+    | ModelAttemptEvent
+    | ModelResponseEvent
+    | ToolCallEvent
+    | ToolAttemptEvent
+    | ToolResultEvent
+    | ErrorEvent
+    | RetryEvent
+    | FallbackEvent
+    | StopEvent
 )
-"""Any event record; ``match`` on it is exhaustive over the six kinds."""
+"""Any event record; ``match`` on it is exhaustive over the ten kinds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +151,10 @@ class RunResult:
 
     ``output`` is the final answer's text (``""`` when stopped before one),
     ``status`` is ``"completed"`` or ``"stopped"`` (then ``stop_reason`` says why),
-    ``events`` is the run's record in order, and ``session_id`` continues the
-    conversation in a later ``run``.
+    ``events`` is the run's record in order, ``session_id`` continues the
+    conversation in a later ``run``, ``run_id`` names the run (observers see it in
+    ``HookEvent.run_id``) and ``state`` is a read-only snapshot of the invocation
+    state at the end of the run.
     """
 
     output: str
@@ -97,3 +163,5 @@ class RunResult:
     stop_reason: str | None = None
     session_id: str = ""
     response: ModelResponse | None = None
+    run_id: str = ""
+    state: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))

@@ -8,24 +8,29 @@ import secrets
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
+from operator import is_
 from typing import Final, final
 
 from hooks import (
     CompiledCallbacks,
+    DispatchPolicy,
     Message,
     compile_callbacks,
 )
 from runner._agent import Agent
+from runner._checks import positive_int
 from runner._events import RunResult
-from runner._loop import POINTS, Run, complete
+from runner._plan import POINTS, Settings
 from runner._retry import RetryPolicy
 from runner._sessions import InMemorySessions, SessionStore
+from runner._turns import Run, complete
 
 __all__ = ["Runner"]
 
 _COMBINED_SIZE: Final = 64
 # The points a run dispatches, so the only ones a sync run must be able to call.
 _RUNNER_POINTS: Final = (*((point.name, point.kind) for point in POINTS), ("on_event", "event"))
+_DEFAULT_POLICY: Final = DispatchPolicy()
 
 
 @final
@@ -34,22 +39,32 @@ class Runner:
 
     ``callbacks`` apply to every agent of every run, before each agent's own;
     ``retry`` bounds retries per operation; ``max_steps`` bounds model turns per run;
-    ``sessions`` keeps conversations by ``(user_id, session_id)`` (in memory by
-    default). A context manager: leaving it closes what the runner opened (its thread
-    pool, its own session store); a closed runner refuses to run.
+    ``policy`` is the ``DispatchPolicy`` of every dispatch of every run; ``sessions``
+    keeps conversations by ``(user_id, session_id)`` (in memory by default);
+    ``executor`` runs sync models and tools in ``run_async`` (a thread pool the
+    runner makes when first needed, by default). A thread running a sync tool cannot
+    be stopped: a cancelled run's sync tool runs to its end and holds its worker, so
+    give a runner that cancels often an executor sized for that.
+
+    A context manager: leaving it closes the runner. ``close()`` refuses new runs at
+    once and never waits for runs under way: they finish, and what the runner opened
+    (its thread pool, its own session store) is released when the last one ends.
     """
 
     __slots__ = (
         "_active",
-        "_active_lock",
         "_agent_callbacks",
+        "_agents",
         "_closed",
         "_combined",
         "_executor",
+        "_lock",
+        "_owns_executor",
         "_owns_sessions",
         "agent",
         "callbacks",
         "max_steps",
+        "policy",
         "retry",
         "rng",
         "sessions",
@@ -63,34 +78,44 @@ class Runner:
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 -- frozen, shared safely
         sessions: SessionStore | None = None,
         max_steps: int = 25,
+        policy: DispatchPolicy = _DEFAULT_POLICY,
+        executor: Executor | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        checked: object = agent  # untyped callers may pass anything
-        if not isinstance(checked, Agent):
-            msg = f"Runner drives an Agent, got {type(agent).__name__}"
-            raise TypeError(msg)
-        if max_steps < 1:
-            msg = f"max_steps must be >= 1, got {max_steps!r}"
-            raise ValueError(msg)
+        # Untyped callers may pass anything: each argument is refused here, not mid-run.
+        _check_type("agent", agent, Agent, "Runner drives an Agent")
+        _check_type("retry", retry, RetryPolicy, "pass a RetryPolicy(...)")
+        _check_type("policy", policy, DispatchPolicy, "pass a DispatchPolicy(...)")
+        if sessions is not None:
+            _check_type("sessions", sessions, SessionStore, "with load, save and delete")
+        if executor is not None:
+            _check_type("executor", executor, Executor, "e.g. a ThreadPoolExecutor")
+        if rng is not None:
+            _check_type("rng", rng, random.Random, "e.g. random.Random(seed)")
         self.agent: Final = agent
-        self.callbacks: Final = compile_callbacks(tuple(callbacks))
+        self.callbacks: Final = compile_callbacks(callbacks)
         self.retry: Final = retry
-        self.max_steps: Final = max_steps
+        self.max_steps: Final = positive_int("max_steps", max_steps)
+        self.policy: Final = policy
         self._owns_sessions: Final = sessions is None
         self.sessions: Final[SessionStore] = InMemorySessions() if sessions is None else sessions
         self.rng: Final = rng or random.Random()
+        self._agents: Final = tuple(agent.walk())
         # Each agent's own callbacks, validated once here rather than on every run.
         self._agent_callbacks: Final = {
-            id(each): compile_callbacks(each.callbacks) for each in agent.walk()
+            id(each): compile_callbacks(each.callbacks) for each in self._agents
         }
-        # id(run callbacks) -> (them, per agent id the full list).
-        self._combined: dict[int, tuple[CompiledCallbacks, dict[int, CompiledCallbacks]]] = {}
-        self._executor: ThreadPoolExecutor | None = None
+        # The run callbacks' items (by identity) -> (them, per agent id the full list).
+        self._combined: dict[
+            tuple[int, ...], tuple[tuple[object, ...], dict[int, CompiledCallbacks]]
+        ] = {}
+        self._owns_executor: Final = executor is None
+        self._executor: Executor | None = executor
         self._closed = False
-        # The sessions a run is under way on: a session is one conversation, so two
-        # runs on it at once would each save a history without the other's turn.
+        # The sessions a run is under way on (a session takes one run at a time); the
+        # run count tells close() when the last run has ended.
         self._active: set[tuple[str, str]] = set()
-        self._active_lock: Final = threading.Lock()
+        self._lock: Final = threading.Lock()
 
     def run(
         self,
@@ -117,12 +142,11 @@ class Runner:
                 "Runner.run() was called inside a running event loop; use await runner.run_async()"
             )
             raise RuntimeError(msg)
-        run = self._start(user_id, session_id, callbacks, is_async=False)
-        self._claim(run)
+        run = self._start(message, user_id, session_id, callbacks, is_async=False)
         try:
             return complete(run.run(self.agent, _message(message)))
         finally:
-            self._release(run)
+            self._finish(run)
 
     async def run_async(
         self,
@@ -132,25 +156,28 @@ class Runner:
         session_id: str | None = None,
         callbacks: Sequence[object] = (),
     ) -> RunResult:
-        """``run`` for async code: awaits async models, tools and callbacks, and runs the
-        tool calls of one model response concurrently."""
-        run = self._start(user_id, session_id, callbacks, is_async=True)
-        self._claim(run)
+        """``run`` for async code: awaits async models, tools and callbacks, runs sync ones
+        on the executor, and runs the tool calls of one model response concurrently."""
+        run = self._start(message, user_id, session_id, callbacks, is_async=True)
         try:
             return await run.run(self.agent, _message(message))
         finally:
-            self._release(run)
+            self._finish(run)
 
     def close(self) -> None:
-        """Shut the runner's thread pool, forget its own sessions; later runs raise."""
-        if self._closed:
-            return
-        self._closed = True
+        """Refuse new runs; release the runner's pool and own sessions once no run is under way.
+
+        Never waits for a run. Inside a running event loop it does not wait for the pool's
+        threads either; outside one, with no run under way, it waits for them to end.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            idle = not self._active
         self._combined.clear()
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-        if self._owns_sessions and isinstance(self.sessions, InMemorySessions):
-            self.sessions.clear()
+        if idle:
+            self._release()
 
     @property
     def closed(self) -> bool:
@@ -169,47 +196,37 @@ class Runner:
         return f"<Runner {self.agent.name!r} {state}>"
 
     def _start(
-        self, user_id: str, session_id: str | None, callbacks: Sequence[object], *, is_async: bool
+        self,
+        message: str | Message,
+        user_id: str,
+        session_id: str | None,
+        callbacks: Sequence[object],
+        *,
+        is_async: bool,
     ) -> Run:
-        self._check_open()
+        _message(message)  # refused before anything is claimed
+        _check_id("user_id", user_id)
+        if session_id is not None:
+            _check_id("session_id", session_id)
         table = self._callbacks_for(compile_callbacks(callbacks), check_sync=not is_async)
-        return Run(
+        run = Run(
             run_id=secrets.token_hex(16),
             user_id=user_id,
             session_id=secrets.token_hex(16) if session_id is None else session_id,
             compile=lambda agent: table[id(agent)],
-            retry=self.retry,
-            max_steps=self.max_steps,
+            settings=Settings(
+                retry=self.retry,
+                max_steps=self.max_steps,
+                policy=self.policy,
+                is_async=is_async,
+                pool=self._pool,
+                rng=self.rng,
+            ),
             sessions=self.sessions,
-            is_async=is_async,
-            executor=self._pool,
-            rng=self.rng,
         )
-
-    def _callbacks_for(
-        self, run_callbacks: CompiledCallbacks, *, check_sync: bool
-    ) -> dict[int, CompiledCallbacks]:
-        """Per agent id: the runner's, the run's, then the agent's own callbacks.
-
-        Made once per run-callbacks list (``compile_callbacks`` returns the same object
-        for the same list), so a run with the same callbacks as the last one builds nothing.
-        """
-        entry = self._combined.get(id(run_callbacks))
-        if entry is None or entry[0] is not run_callbacks:
-            base = self.callbacks + run_callbacks
-            table = {key: base + own for key, own in self._agent_callbacks.items()}
-            entry = (run_callbacks, table)
-            if len(self._combined) >= _COMBINED_SIZE:
-                self._combined.clear()
-            self._combined[id(run_callbacks)] = entry
-        if check_sync:  # a few dict lookups per agent; nothing is cached that could go stale
-            for agent in self.agent.walk():
-                _check_sync(agent, entry[1][id(agent)])
-        return entry[1]
-
-    def _claim(self, run: Run) -> None:
         key = (run.user_id, run.session_id)
-        with self._active_lock:
+        with self._lock:
+            self._check_open()
             if key in self._active:
                 msg = (
                     f"session {run.session_id!r} of user {run.user_id!r} already has a run "
@@ -217,21 +234,73 @@ class Runner:
                 )
                 raise RuntimeError(msg)
             self._active.add(key)
+        return run
 
-    def _release(self, run: Run) -> None:
-        with self._active_lock:
+    def _finish(self, run: Run) -> None:
+        with self._lock:
             self._active.discard((run.user_id, run.session_id))
+            last = self._closed and not self._active
+        if last:
+            self._release()
+
+    def _release(self) -> None:
+        """Shut the pool the runner made and forget the sessions it made."""
+        if self._owns_executor and self._executor is not None:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                self._executor.shutdown(wait=True)
+            else:  # never block an event loop
+                self._executor.shutdown(wait=False)
+        if self._owns_sessions and isinstance(self.sessions, InMemorySessions):
+            self.sessions.clear()
+
+    def _callbacks_for(
+        self, run_callbacks: CompiledCallbacks, *, check_sync: bool
+    ) -> dict[int, CompiledCallbacks]:
+        """Per agent id: the runner's, the run's, then the agent's own callbacks.
+
+        Made once per run-callbacks list, keyed by the identity of its items, so a
+        fresh list of the same callbacks (``callbacks=[guard]`` on every call) builds
+        nothing.
+        """
+        items = run_callbacks.callbacks
+        key = tuple(map(id, items))
+        entry = self._combined.get(key)
+        if entry is None or not all(map(is_, entry[0], items)):
+            base = self.callbacks + run_callbacks
+            table = {key_: base + own for key_, own in self._agent_callbacks.items()}
+            entry = (items, table)
+            if len(self._combined) >= _COMBINED_SIZE:
+                self._combined.clear()
+            self._combined[key] = entry
+        if check_sync:  # a few dict lookups per agent; nothing is cached that could go stale
+            for agent in self._agents:
+                _check_sync(agent, entry[1][id(agent)])
+        return entry[1]
 
     def _pool(self) -> Executor:
-        self._check_open()  # a closed runner makes no new thread pool it would never shut
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(thread_name_prefix="hookline-tool")
-        return self._executor
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(thread_name_prefix="hookline-tool")
+            return self._executor
 
     def _check_open(self) -> None:
         if self._closed:
             msg = f"{self!r} is closed; make a new Runner"
             raise RuntimeError(msg)
+
+
+def _check_type(name: str, value: object, expected: type, hint: str) -> None:
+    if not isinstance(value, expected):
+        msg = f"{name} must be a {expected.__name__}, got {type(value).__name__}; {hint}"
+        raise TypeError(msg)
+
+
+def _check_id(name: str, value: object) -> None:
+    if not isinstance(value, str) or not value:
+        msg = f"{name} must be a non-empty str, got {type(value).__name__} {value!r}"
+        raise (TypeError if not isinstance(value, str) else ValueError)(msg)
 
 
 def _message(message: str | Message) -> Message:

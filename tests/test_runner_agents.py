@@ -40,6 +40,7 @@ from runner import (
     Runner,
     RunResult,
     ScriptedModel,
+    Session,
     StateKey,
     StopEvent,
     StopRun,
@@ -560,13 +561,19 @@ def test_runs_use_the_given_session_store(mode: Mode) -> None:
                 ("u", "s"): [Message("user", "earlier"), Message("assistant", "noted")]
             }
 
-        def load(self, user_id: str, session_id: str, /) -> list[Message]:
+        def load(self, user_id: str, session_id: str, /) -> Session:
             self.calls.append(("load", user_id, session_id, 0))
-            return list(self.data.get((user_id, session_id), []))
+            return Session(list(self.data.get((user_id, session_id), [])), 1)
 
-        def save(self, user_id: str, session_id: str, messages: Sequence[Message], /) -> None:
+        def save(
+            self, user_id: str, session_id: str, messages: Sequence[Message], /, *, version: int
+        ) -> int:
             self.calls.append(("save", user_id, session_id, len(messages)))
             self.data[user_id, session_id] = list(messages)
+            return version + 1
+
+        def delete(self, user_id: str, session_id: str, /) -> None:
+            self.data.pop((user_id, session_id), None)
 
     store = Store()
     model = ScriptedModel(["ok"])

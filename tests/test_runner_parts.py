@@ -204,25 +204,6 @@ def test_run_inside_a_running_loop_is_refused() -> None:
 # -- InMemorySessions ---------------------------------------------------------------
 
 
-def test_in_memory_sessions_store_copies_by_user_and_session() -> None:
-    """Sessions are keyed by ``(user_id, session_id)`` and never share lists with callers."""
-    store = InMemorySessions()
-    assert store.load("u", "s") == []
-    messages = [Message("user", "hi"), Message("assistant", "hello")]
-    store.save("u", "s", messages)
-    messages.append(Message("user", "later"))
-    loaded = store.load("u", "s")
-    assert loaded == [Message("user", "hi"), Message("assistant", "hello")]
-    loaded.clear()
-    assert len(store.load("u", "s")) == 2
-    assert store.load("other", "s") == []
-    store.save("other", "s", [])
-    assert len(store) == 2
-    store.clear()
-    assert len(store) == 0
-    assert store.load("u", "s") == []
-
-
 def test_closing_drops_the_combined_callbacks() -> None:
     """A closed runner holds no compiled callbacks of past runs."""
 

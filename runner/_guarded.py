@@ -1,0 +1,194 @@
+"""The guarded operation, written once for model calls and tool calls.
+
+``before_X`` -> attempt { execute } (-> ``on_X_error`` -> ``Retry`` -> next attempt,
+first through ``before_X`` again when the retry changed what will run) -> ``after_X``.
+
+- A ``Halt`` from ``before_X`` (on the first pass or a changed retry) ends the
+  operation with its value; ``after_X`` is skipped.
+- A plain ``Retry(ctx)`` re-runs the input the before hooks already passed; a retry
+  whose call or request differs by value passes them again, so no guard is bypassed
+  and a hook that adds to a request never adds twice.
+- Every attempt is recorded with what really ran, every failure, retry (with its
+  delay) and fallback too, so a run explains itself without an observer.
+- The retry budget (``RetryPolicy.max_attempts``) is counted here; a spent budget
+  passes the last error on with a note, never loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Generic, Literal, TypeVar, assert_never
+
+from hooks import (
+    AFTER_MODEL,
+    AFTER_TOOL,
+    BEFORE_MODEL,
+    BEFORE_TOOL,
+    ON_MODEL_ERROR,
+    ON_TOOL_ERROR,
+    AfterPoint,
+    BeforePoint,
+    Cont,
+    ErrorPoint,
+    Failure,
+    Fallback,
+    Halt,
+    ModelContext,
+    ModelResponse,
+    Outcome,
+    Retry,
+    Success,
+    ToolContext,
+    ToolResult,
+)
+from runner._events import (
+    ErrorEvent,
+    Event,
+    FallbackEvent,
+    ModelAttemptEvent,
+    RetryEvent,
+    ToolAttemptEvent,
+)
+from runner._plan import Plan, Settings
+from runner._record import Record
+
+__all__ = ["MODEL", "TOOL", "Operation", "guarded"]
+
+C = TypeVar("C", ModelContext, ToolContext)
+T = TypeVar("T", ModelResponse, ToolResult)
+
+
+@dataclass(frozen=True, slots=True)
+class Operation(Generic[C, T]):
+    """A kind of guarded operation: its hook points, what runs, how an attempt is recorded."""
+
+    name: Literal["model", "tool"]
+    before: BeforePoint[C, T]
+    after: AfterPoint[C, T]
+    on_error: ErrorPoint[C, T]
+    subject: Callable[[C], object]  # what runs, compared by value to tell a changed retry
+    attempted: Callable[[Plan, C], Event]
+
+
+MODEL: Operation[ModelContext, ModelResponse] = Operation(
+    "model",
+    BEFORE_MODEL,
+    AFTER_MODEL,
+    ON_MODEL_ERROR,
+    lambda ctx: ctx.request,
+    lambda plan, ctx: ModelAttemptEvent(*plan.here(), request=ctx.request, attempt=ctx.attempt),
+)
+TOOL: Operation[ToolContext, ToolResult] = Operation(
+    "tool",
+    BEFORE_TOOL,
+    AFTER_TOOL,
+    ON_TOOL_ERROR,
+    lambda ctx: ctx.call,
+    lambda plan, ctx: ToolAttemptEvent(*plan.here(), call=ctx.call, attempt=ctx.attempt),
+)
+
+
+async def guarded(
+    settings: Settings,
+    plan: Plan,
+    op: Operation[C, T],
+    ctx: C,
+    *,
+    execute: Callable[[C], Awaitable[Outcome[T]]],
+    record: Record,
+) -> tuple[Outcome[T], C]:
+    """Run one operation under its hooks; its final outcome and the context that ran last.
+
+    Exceptions raised by callbacks (and by a sub-agent's unrecovered run) propagate
+    as they are; only what ``execute`` returns as a ``Failure`` reaches the error hooks.
+    """
+    match await plan.before(op.before, ctx):
+        case Halt(value):
+            return Success(value), ctx
+        case Cont(passed):
+            ctx = replace(passed, attempt=1, max_attempts=settings.retry.max_attempts)
+        case first:
+            assert_never(first)
+    ended, ctx = await _attempts(settings, plan, op, ctx, execute=execute, record=record)
+    if isinstance(ended, Halt):  # a changed retry met a guard that halted it
+        return Success(ended.value), ctx
+    outcome = ended
+    after = await plan.after(op.after, outcome, ctx)
+    if type(after) is Failure and after is not outcome:
+        error = after.failure()
+        record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
+    return after, ctx
+
+
+async def _attempts(
+    settings: Settings,
+    plan: Plan,
+    op: Operation[C, T],
+    ctx: C,
+    *,
+    execute: Callable[[C], Awaitable[Outcome[T]]],
+    record: Record,
+) -> tuple[Outcome[T] | Halt[T], C]:
+    """Attempts until one succeeds or the error hooks stop retrying; the last context."""
+    while True:
+        record.add(op.attempted(plan, ctx))
+        outcome = await execute(ctx)
+        if type(outcome) is Success:
+            return outcome, ctx
+        error = outcome.failure()
+        record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
+        match await plan.on_error(op.on_error, Failure(error), ctx):
+            case Retry() as retry:
+                following = await _retry(settings, plan, op, ctx, retry, error=error, record=record)
+                if following is None:
+                    return outcome, ctx
+                if isinstance(following, Halt):
+                    return following, ctx
+                ctx = following
+            case Fallback(value):
+                record.add(FallbackEvent(*plan.here(), operation=op.name, attempt=ctx.attempt))
+                return Success(value), ctx
+            case Failure() as failure:
+                return failure, ctx
+            case recovery:
+                assert_never(recovery)
+
+
+async def _retry(
+    settings: Settings,
+    plan: Plan,
+    op: Operation[C, T],
+    ctx: C,
+    retry: Retry[C],
+    *,
+    error: Exception,
+    record: Record,
+) -> C | Halt[T] | None:
+    """The context of the next attempt, a guard's ``Halt``, or ``None`` when the budget is spent."""
+    attempt, budget = ctx.attempt, settings.retry.max_attempts
+    if attempt >= budget:
+        error.add_note(
+            f"gave up after {attempt} attempt(s): the retry budget "
+            f"(RetryPolicy.max_attempts={budget}) is spent"
+        )
+        return None
+    delay = settings.delay(attempt, retry.delay)
+    changed = op.subject(retry.ctx) != op.subject(ctx)
+    record.add(
+        RetryEvent(
+            *plan.here(), operation=op.name, attempt=attempt + 1, delay=delay, changed=changed
+        )
+    )
+    await settings.sleep(delay)
+    following = replace(retry.ctx, attempt=attempt + 1, max_attempts=budget)
+    if not changed:
+        return following
+    # What runs changed: the guards see it before it runs.
+    match await plan.before(op.before, following):
+        case Halt() as halt:
+            return halt
+        case Cont(passed):
+            return replace(passed, attempt=attempt + 1, max_attempts=budget)
+        case again:
+            assert_never(again)

@@ -1,0 +1,134 @@
+"""``Transcript``: a conversation that grows by appending, never by copying.
+
+A turn of a long session must cost what a turn of a fresh one costs, so nothing on
+the way from the store to the model copies the history. A transcript is an immutable
+view of the first ``n`` messages of an append-only log. Extending the view at the
+log's tip appends to the log in place: every older view still sees only its own
+prefix, so views stay immutable. Extending a view that is not at the tip (two runs
+that loaded the same session, or a run that dropped its last message) copies its
+prefix into a new log once; that fork is the only copy.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, islice
+from typing import Final, SupportsIndex, final, overload
+
+from hooks import Message
+
+__all__ = ["Transcript"]
+
+
+@final
+class _Log:
+    """The append-only list that transcripts view, and the lock that guards its tip."""
+
+    __slots__ = ("items", "lock")
+
+    def __init__(self, items: list[Message]) -> None:
+        self.items: Final = items
+        self.lock: Final = threading.Lock()
+
+
+@final
+class Transcript(Sequence[Message]):
+    """An immutable sequence of messages: ``head`` (e.g. a system message), then a log prefix.
+
+    ``extend`` returns a new transcript and leaves this one as it was; it costs the
+    number of messages added, not the length of the conversation.
+    """
+
+    __slots__ = ("_head", "_log", "_n")
+
+    def __init__(self, messages: Iterable[Message] = (), /) -> None:
+        self._head: tuple[Message, ...] = ()
+        self._log = _Log(list(messages))
+        self._n = len(self._log.items)
+
+    @classmethod
+    def _view(cls, head: tuple[Message, ...], log: _Log, n: int) -> Transcript:
+        view = object.__new__(cls)
+        view._head = head
+        view._log = log
+        view._n = n
+        return view
+
+    def extend(self, messages: Iterable[Message], /) -> Transcript:
+        """This conversation followed by ``messages``."""
+        added = list(messages)
+        log = self._log
+        with log.lock:
+            if len(log.items) == self._n:
+                log.items.extend(added)
+                return Transcript._view(self._head, log, self._n + len(added))
+        fork = _Log([*islice(log.items, self._n), *added])
+        return Transcript._view(self._head, fork, len(fork.items))
+
+    def append(self, message: Message, /) -> Transcript:
+        """This conversation followed by ``message``."""
+        return self.extend((message,))
+
+    def headed(self, head: Sequence[Message], /) -> Transcript:
+        """``head`` followed by this conversation's own messages (without its head)."""
+        return Transcript._view(tuple(head), self._log, self._n)
+
+    def prefix(self, length: int, /) -> Transcript:
+        """The first ``length`` messages (at least the head), without copying."""
+        body = min(max(length - len(self._head), 0), self._n)
+        return Transcript._view(self._head, self._log, body)
+
+    def body(self) -> Transcript:
+        """The conversation without its head."""
+        if not self._head:
+            return self
+        return Transcript._view((), self._log, self._n)
+
+    def __len__(self) -> int:
+        return len(self._head) + self._n
+
+    @overload
+    def __getitem__(self, index: SupportsIndex, /) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice, /) -> Sequence[Message]: ...
+    def __getitem__(self, index: SupportsIndex | slice, /) -> Message | Sequence[Message]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if start == 0 and step == 1 and stop >= len(self._head):  # a prefix: still a view
+                return self.prefix(stop)
+            return tuple(self)[index]
+        position = operator.index(index)  # a str or float index is a TypeError, as for a tuple
+        length = len(self)
+        if position < 0:
+            position += length
+        if not 0 <= position < length:
+            msg = f"transcript index {index} out of range for {length} messages"
+            raise IndexError(msg)
+        head = len(self._head)
+        return self._head[position] if position < head else self._log.items[position - head]
+
+    def __iter__(self) -> Iterator[Message]:
+        return chain(self._head, islice(self._log.items, self._n))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Transcript | tuple | list):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))  # equal to the hash of the equal tuple
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # The log's lock cannot be pickled: copy.deepcopy and pickle (a store that
+        # persists what it is given) rebuild the transcript from its messages instead.
+        return (_rebuild, (self._head, tuple(islice(self._log.items, self._n))))
+
+    def __repr__(self) -> str:
+        return f"Transcript({list(self)!r})" if len(self) <= 4 else f"<Transcript of {len(self)}>"
+
+
+def _rebuild(head: tuple[Message, ...], body: tuple[Message, ...]) -> Transcript:
+    """A transcript of ``head`` then ``body`` (what ``Transcript.__reduce__`` saves)."""
+    return Transcript(body).headed(head)

@@ -1,0 +1,270 @@
+"""One agent at one branch of a run: its compiled callbacks, its invocation, its dispatch.
+
+``Plan.before`` / ``after`` / ``on_error`` are the runner's only calls into hook
+dispatch: ``run_*`` for a chain with no async method, ``arun_*`` for one with, the
+run's ``DispatchPolicy`` on every call. With observers, each dispatch is timed and
+traced and told to them as a ``HookEvent`` naming the callback that decided.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from time import perf_counter
+from typing import Any, Final, TypeVar, final
+
+from hooks import (
+    AFTER_AGENT,
+    AFTER_MODEL,
+    AFTER_TOOL,
+    BEFORE_AGENT,
+    BEFORE_MODEL,
+    BEFORE_TOOL,
+    ON_MODEL_ERROR,
+    ON_TOOL_ERROR,
+    AfterPoint,
+    BeforePoint,
+    BeforeResult,
+    CompiledCallbacks,
+    Cont,
+    DispatchPolicy,
+    ErrorPoint,
+    ErrorResult,
+    Failure,
+    Fallback,
+    Halt,
+    HookEvent,
+    Invocation,
+    Message,
+    Outcome,
+    OutcomeTag,
+    Retry,
+    StopRun,
+    Success,
+    ToolContext,
+    Trace,
+    arun_after,
+    arun_before,
+    arun_on_error,
+    run_after,
+    run_before,
+    run_on_error,
+)
+from runner._agent import Agent
+from runner._retry import RetryPolicy
+
+__all__ = ["POINTS", "Plan", "Settings"]
+
+logger: Final = logging.getLogger("runner")
+
+C = TypeVar("C")
+T = TypeVar("T")
+
+POINTS: Final = (
+    BEFORE_AGENT,
+    AFTER_AGENT,
+    BEFORE_MODEL,
+    AFTER_MODEL,
+    ON_MODEL_ERROR,
+    BEFORE_TOOL,
+    AFTER_TOOL,
+    ON_TOOL_ERROR,
+)
+"""The hook points a run dispatches."""
+
+_TAGS: Final[dict[type, OutcomeTag]] = {
+    Cont: "cont",
+    Halt: "halt",
+    Success: "success",
+    Failure: "failure",
+    Retry: "retry",
+    Fallback: "fallback",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What every part of one run shares: budgets, policy, sync or async, where threads run."""
+
+    retry: RetryPolicy
+    max_steps: int
+    policy: DispatchPolicy
+    is_async: bool
+    pool: Callable[[], Executor]
+    rng: random.Random
+
+    def delay(self, attempt: int, requested: float | None) -> float:
+        """The wait after failed attempt ``attempt``: the policy's, or a ``Retry``'s, capped."""
+        if requested is None:
+            return self.retry.delay(attempt, self.rng)
+        return min(requested, self.retry.max_delay)
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``: on the event loop in an async run, blocking in a sync one."""
+        if seconds <= 0:
+            return
+        if self.is_async:
+            await asyncio.sleep(seconds)
+        else:
+            time.sleep(seconds)
+
+
+@final
+class Plan:
+    """One agent at one branch of a run: its callbacks, compiled, and its invocation."""
+
+    __slots__ = (
+        "agent",
+        "awaiting",
+        "branch",
+        "compiled",
+        "invocation",
+        "observers",
+        "policy",
+        "system",
+    )
+
+    def __init__(
+        self, agent: Agent, invocation: Invocation, compiled: CompiledCallbacks, settings: Settings
+    ) -> None:
+        self.agent: Final = agent
+        self.branch: Final = invocation.branch
+        self.invocation: Final = invocation
+        self.compiled: Final = compiled
+        self.policy: Final = settings.policy
+        self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
+        # The points with an async method: the only ones an async run dispatches with
+        # arun_*; every other dispatch takes the sync loop, with no coroutine to await.
+        self.awaiting: Final = frozenset(
+            point.name
+            for point in POINTS
+            if settings.is_async and compiled.chain(point.name, point.kind).any_async
+        )
+        chain = compiled.chain("on_event", "event")
+        self.observers: Final = tuple(zip(chain.fns, chain.asyncs, chain.owners, strict=True))
+
+    def here(self) -> tuple[str, str, float]:
+        """Where and when, the first fields of every event record."""
+        return self.agent.name, self.branch, time.time()
+
+    async def before(self, point: BeforePoint[C, T], ctx: C) -> BeforeResult[C, T]:
+        """Dispatch a before point; observers are told how it ended."""
+        awaits = point.name in self.awaiting
+        if not self.observers:
+            if awaits:
+                return await arun_before(self.compiled, point, ctx, policy=self.policy)
+            return run_before(self.compiled, point, ctx, policy=self.policy)
+        trace, start = Trace(), perf_counter()
+        try:
+            if awaits:
+                result = await arun_before(
+                    self.compiled, point, ctx, policy=self.policy, trace=trace
+                )
+            else:
+                result = run_before(self.compiled, point, ctx, policy=self.policy, trace=trace)
+        except Exception as exc:
+            await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+            raise
+        await self._observe(point.name, start, trace, ctx, outcome=_TAGS[type(result)], error=None)
+        return result
+
+    async def after(self, point: AfterPoint[C, T], outcome: Outcome[T], ctx: C) -> Outcome[T]:
+        """Dispatch an after point; observers are told how it ended."""
+        awaits = point.name in self.awaiting
+        if not self.observers:
+            if awaits:
+                return await arun_after(self.compiled, point, outcome, ctx, policy=self.policy)
+            return run_after(self.compiled, point, outcome, ctx, policy=self.policy)
+        trace, start = Trace(), perf_counter()
+        try:
+            if awaits:
+                result = await arun_after(
+                    self.compiled, point, outcome, ctx, policy=self.policy, trace=trace
+                )
+            else:
+                result = run_after(
+                    self.compiled, point, outcome, ctx, policy=self.policy, trace=trace
+                )
+        except Exception as exc:
+            await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+            raise
+        error = result.failure() if type(result) is Failure else None
+        await self._observe(point.name, start, trace, ctx, outcome=_TAGS[type(result)], error=error)
+        return result
+
+    async def on_error(
+        self, point: ErrorPoint[C, T], failure: Failure[Exception], ctx: C
+    ) -> ErrorResult[C, T]:
+        """Dispatch an error point; observers are told how it ended and what failed."""
+        awaits = point.name in self.awaiting
+        if not self.observers:
+            if awaits:
+                return await arun_on_error(self.compiled, point, failure, ctx, policy=self.policy)
+            return run_on_error(self.compiled, point, failure, ctx, policy=self.policy)
+        trace, start = Trace(), perf_counter()
+        try:
+            if awaits:
+                result = await arun_on_error(
+                    self.compiled, point, failure, ctx, policy=self.policy, trace=trace
+                )
+            else:
+                result = run_on_error(
+                    self.compiled, point, failure, ctx, policy=self.policy, trace=trace
+                )
+        except Exception as exc:
+            await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+            raise
+        # A recovery still tells observers what it recovered from.
+        error = result.failure() if type(result) is Failure else failure.failure()
+        await self._observe(point.name, start, trace, ctx, outcome=_TAGS[type(result)], error=error)
+        return result
+
+    async def _observe(
+        self,
+        point: str,
+        start: float,
+        trace: Trace,
+        ctx: object,
+        *,
+        outcome: OutcomeTag,
+        error: BaseException | None,
+    ) -> None:
+        duration = perf_counter() - start
+        call = ctx.call if isinstance(ctx, ToolContext) else None
+        event = HookEvent(
+            point=point,
+            agent=self.agent.name,
+            branch=self.branch,
+            outcome=outcome,
+            duration=duration,
+            tool=None if call is None else call.name,
+            call_id=None if call is None else call.id,
+            error=error,
+            attempt=getattr(ctx, "attempt", 1),
+            time=time.time() - duration,
+            callback=None if trace.callback is None else _describe(trace.callback),
+            run_id=self.invocation.id,
+        )
+        for fn, is_async, owner in self.observers:
+            try:
+                if is_async:
+                    await fn(event)
+                else:
+                    fn(event)
+            except StopRun:
+                raise  # any callback may stop a run, observers included
+            except Exception:
+                logger.exception("observer %r failed on %s; the run goes on", owner, point)
+
+
+def _describe(callback: object) -> str:
+    """Name a callback as hook errors do: ``module 'guards'`` or ``Guard instance``."""
+    name: Any = getattr(callback, "__name__", None)
+    if isinstance(name, str) and type(callback).__name__ == "module":
+        return f"module {name!r}"
+    return f"{type(callback).__qualname__} instance"

@@ -1,0 +1,357 @@
+"""One run: the agent turn loop, written once as coroutines and driven two ways.
+
+``Runner.run_async`` awaits ``Run.run`` on the running event loop. ``Runner.run``
+drives the very same coroutine with one ``send(None)`` (``complete``): in a sync run
+nothing the loop awaits ever suspends (sync model, tools and dispatch, ``time.sleep``
+between retries), so the coroutine finishes in that one step with no event loop.
+
+Order of hook points: ``before_agent`` -> loop { guarded model call -> for each tool
+call { guarded tool call } } -> ``after_agent`` (the guarded operation: ``_guarded``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, Final, TypeVar, assert_never, final
+
+from hooks import (
+    AFTER_AGENT,
+    BEFORE_AGENT,
+    AgentContext,
+    CompiledCallbacks,
+    Cont,
+    Failure,
+    Halt,
+    Invocation,
+    Message,
+    ModelContext,
+    ModelRequest,
+    ModelResponse,
+    Outcome,
+    State,
+    StopRun,
+    Success,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+)
+from runner._agent import Agent
+from runner._errors import MaxStepsExceeded, ToolArgumentsError, UnknownToolError
+from runner._events import (
+    ErrorEvent,
+    ModelResponseEvent,
+    RunResult,
+    RunStatus,
+    StopEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
+from runner._executor import call_model, call_tool
+from runner._guarded import MODEL, TOOL, guarded
+from runner._history import Transcript
+from runner._plan import Plan, Settings
+from runner._record import Record
+from runner._sessions import SessionStore
+
+__all__ = ["Run", "complete"]
+
+T = TypeVar("T")
+
+
+def complete(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never suspends to its end, without an event loop."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    except RuntimeError as err:
+        # A callback's StopIteration left a coroutine as a RuntimeError (PEP 479); a sync
+        # run has no coroutine to leave, so it is raised as what the callback raised.
+        cause = err.__cause__
+        if isinstance(cause, StopIteration) and str(err).endswith("raised StopIteration"):
+            raise cause from None
+        raise
+    coro.close()
+    msg = "a sync run awaited something that suspends; use Runner.run_async for async code"
+    raise RuntimeError(msg)
+
+
+@final
+class _Conversation:
+    """An agent's conversation as it grows during its turn (what a stopped run saves)."""
+
+    __slots__ = ("messages",)
+
+    def __init__(self, messages: Transcript) -> None:
+        self.messages = messages
+
+
+@final
+class Run:
+    """The state of one run: ids, settings, the shared state, the record, the step count."""
+
+    __slots__ = (
+        "_plans",
+        "compile",
+        "id",
+        "record",
+        "session_id",
+        "sessions",
+        "settings",
+        "state",
+        "steps",
+        "user_id",
+    )
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        user_id: str,
+        session_id: str,
+        compile: Callable[[Agent], CompiledCallbacks],
+        settings: Settings,
+        sessions: SessionStore,
+    ) -> None:
+        self.id: Final = run_id
+        self.user_id: Final = user_id
+        self.session_id: Final = session_id
+        self.compile: Final = compile
+        self.settings: Final = settings
+        self.sessions: Final = sessions
+        self.state: Final = State()
+        self.record: Final = Record()
+        self.steps = 0
+        self._plans: dict[str, Plan] = {}
+
+    def plan(self, agent: Agent, branch: str) -> Plan:
+        """The plan of ``agent`` at ``branch``, made once per run."""
+        plan = self._plans.get(branch)
+        if plan is None:
+            invocation = Invocation(
+                id=self.id,
+                agent=agent.name,
+                branch=branch,
+                user_id=self.user_id,
+                session_id=self.session_id,
+                state=self.state,
+            )
+            plan = Plan(agent, invocation, self.compile(agent), self.settings)
+            self._plans[branch] = plan
+        return plan
+
+    async def run(self, root: Agent, message: Message) -> RunResult:
+        """The whole run: the root agent's turn, the session saved, the result."""
+        session = self.sessions.load(self.user_id, self.session_id)
+        stored = session.messages
+        history = _Conversation(stored if isinstance(stored, Transcript) else Transcript(stored))
+        try:
+            response = await self.agent_turn(
+                self.plan(root, root.name), message, history, self.record
+            )
+        except StopRun as stop:
+            self.record.add(StopEvent(root.name, root.name, time.time(), reason=stop.reason))
+            self._save(_answered(history.messages), session.version)
+            return self._result("", "stopped", stop.reason, None)
+        self._save(history.messages, session.version)
+        return self._result(response.text, "completed", None, response)
+
+    async def agent_turn(
+        self, plan: Plan, message: Message, history: _Conversation, record: Record
+    ) -> ModelResponse:
+        """``before_agent``, the model/tool loop, ``after_agent``; raises an unrecovered error."""
+        record.add(UserMessageEvent(*plan.here(), message=message))
+        match await plan.before(BEFORE_AGENT, AgentContext(plan.invocation, message)):
+            case Halt(response):
+                history.messages = history.messages.extend((message, _assistant(response)))
+                record.add(ModelResponseEvent(*plan.here(), response=response))
+                return response
+            case Cont(ctx):
+                pass
+            case before:
+                assert_never(before)
+        # Only the loop's outcome reaches after_agent: an exception a callback raised
+        # propagates as it is, never offered to a hook that could swallow it.
+        outcome = await self.loop(plan, ctx.message, history, record)
+        match await plan.after(AFTER_AGENT, outcome, ctx):
+            case Success(response):
+                if type(outcome) is not Success or outcome.unwrap() is not response:
+                    # after_agent answered in the loop's place: what the user gets is
+                    # the final answer on record and in the session.
+                    messages = history.messages
+                    if type(outcome) is Success:  # its answer is the last message: replace it
+                        messages = messages.prefix(len(messages) - 1)
+                    history.messages = messages.append(_assistant(response))
+                    record.add(ModelResponseEvent(*plan.here(), response=response))
+                return response
+            case Failure(error):
+                if type(outcome) is not Failure or error is not outcome.failure():
+                    record.add(ErrorEvent(*plan.here(), error=error, operation="agent"))
+                raise error
+            case after:
+                assert_never(after)
+
+    async def loop(
+        self, plan: Plan, message: Message, history: _Conversation, record: Record
+    ) -> Outcome[ModelResponse]:
+        """Model turns until one answers without tool calls, or a model call fails."""
+        agent = plan.agent
+        history.messages = history.messages.append(message)
+        while True:
+            self.steps += 1
+            if self.steps > self.settings.max_steps:
+                raise MaxStepsExceeded(agent.name, self.settings.max_steps)
+            request = ModelRequest(history.messages.headed(plan.system), agent.specs)
+            outcome, _ = await guarded(
+                self.settings,
+                plan,
+                MODEL,
+                ModelContext(plan.invocation, request),
+                execute=self._model(plan),
+                record=record,
+            )
+            match outcome:
+                case Success(response):
+                    pass
+                case Failure():
+                    return outcome
+                case unreachable:
+                    assert_never(unreachable)
+            record.add(ModelResponseEvent(*plan.here(), response=response))
+            history.messages = history.messages.append(_assistant(response))
+            if not response.tool_calls:
+                return outcome
+            results = await self.tool_calls(plan, response.tool_calls, record)
+            history.messages = history.messages.extend(
+                Message("tool", result.content, tool_call_id=call.id, name=call.name)
+                for call, result in zip(response.tool_calls, results, strict=True)
+            )
+
+    async def tool_calls(
+        self, plan: Plan, calls: Sequence[ToolCall], record: Record
+    ) -> list[ToolResult]:
+        """Run the calls of one response: one by one, or concurrently in an async run.
+
+        Concurrent calls record into their own records, kept in the model's order. When
+        callbacks of several concurrent calls raise, the first error is raised, the
+        other calls are cancelled, and what they raised is noted on the first error.
+        """
+        if not self.settings.is_async or len(calls) == 1:
+            return [await self.tool_call(plan, call, record) for call in calls]
+        records = [Record() for _ in calls]
+        tasks = [
+            asyncio.ensure_future(self.tool_call(plan, call, own))
+            for call, own in zip(calls, records, strict=True)
+        ]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException as first:
+            for task in tasks:
+                task.cancel()
+            others = await asyncio.gather(*tasks, return_exceptions=True)
+            for call, other in zip(calls, others, strict=True):
+                if isinstance(other, Exception) and other is not first:
+                    first.add_note(
+                        f"tool call {call.id!r} ({call.name}) running alongside also raised "
+                        f"{type(other).__name__}: {other}"
+                    )
+            raise
+        finally:
+            for own in records:
+                record.take(own)
+
+    async def tool_call(self, plan: Plan, call: ToolCall, record: Record) -> ToolResult:
+        """One tool call with its hooks; an unrecovered error becomes an error result."""
+        record.add(ToolCallEvent(*plan.here(), call=call))
+        outcome, ctx = await guarded(
+            self.settings,
+            plan,
+            TOOL,
+            ToolContext(plan.invocation, call),
+            execute=lambda ctx: self._tool(plan, ctx, record),
+            record=record,
+        )
+        match outcome:
+            case Success(result):
+                pass
+            case Failure(error):
+                result = ToolResult(f"{type(error).__name__}: {error}", is_error=True)
+            case unreachable:
+                assert_never(unreachable)
+        record.add(ToolResultEvent(*plan.here(), call=ctx.call, result=result))
+        return result
+
+    def _model(self, plan: Plan) -> Callable[[ModelContext], Coroutine[Any, Any, Outcome[Any]]]:
+        settings = self.settings
+        return lambda ctx: call_model(settings, plan, ctx)
+
+    async def _tool(self, plan: Plan, ctx: ToolContext, record: Record) -> Outcome[ToolResult]:
+        """One attempt at ``ctx.call``: a tool, or a sub-agent's whole turn."""
+        agent, call = plan.agent, ctx.call
+        tool = agent.tools.get(call.name)
+        if tool is None:
+            return Failure(UnknownToolError(call.name, tuple(agent.tools)))
+        if not isinstance(tool, Agent):
+            return await call_tool(self.settings, tool, agent.tool_is_async[call.name], call.args)
+        request = _request_of(call.args)
+        if request is None:
+            problem = "a sub-agent takes one str argument 'request'"
+            return Failure(ToolArgumentsError(call.name, call.args, problem))
+        sub = self.plan(tool, f"{plan.branch}/{tool.name}")
+        # The sub-agent's own hooks had their chance: its unrecovered model error, or a
+        # callback's exception, is raised here and fails the whole run, never offered to
+        # the parent's tool error hooks as a tool failure.
+        response = await self.agent_turn(
+            sub, Message("user", request), _Conversation(Transcript()), record
+        )
+        return Success(ToolResult(response.text))
+
+    def _save(self, messages: Transcript, version: int) -> None:
+        self.sessions.save(self.user_id, self.session_id, messages, version=version)
+
+    def _result(
+        self, output: str, status: RunStatus, reason: str | None, response: ModelResponse | None
+    ) -> RunResult:
+        return RunResult(
+            output,
+            tuple(self.record.events),
+            status,
+            reason,
+            self.session_id,
+            response,
+            self.id,
+            self.state.snapshot(),
+        )
+
+
+def _request_of(args: object) -> str | None:
+    """A sub-agent call's ``request``, or ``None`` when the arguments are not exactly that."""
+    if not isinstance(args, Mapping) or set(args) != {"request"}:
+        return None
+    request = args["request"]
+    return request if isinstance(request, str) else None
+
+
+def _answered(history: Transcript) -> Transcript:
+    """``history`` without a last tool-calling turn whose calls did not all get results.
+
+    A run stopped between a tool call and its result would otherwise save a
+    conversation that model APIs refuse on the next turn.
+    """
+    answered: set[str | None] = set()
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message.role == "tool":
+            answered.add(message.tool_call_id)
+        elif message.role == "assistant" and message.tool_calls:
+            if answered.issuperset(call.id for call in message.tool_calls):
+                return history
+            return history.prefix(index)
+    return history
+
+
+def _assistant(response: ModelResponse) -> Message:
+    return Message("assistant", response.text, tool_calls=response.tool_calls)

@@ -1,0 +1,402 @@
+"""The guarded operation: guards see what runs, every attempt is on record, payloads checked."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from hooks import (
+    Cont,
+    ErrorResult,
+    Failure,
+    Fallback,
+    Halt,
+    InvalidResult,
+    Outcome,
+    Result,
+    Retry,
+    Success,
+)
+from runner import (
+    Agent,
+    ErrorEvent,
+    FallbackEvent,
+    Message,
+    ModelAttemptEvent,
+    ModelContext,
+    ModelResponse,
+    ModelResponseEvent,
+    RetryEvent,
+    RetryPolicy,
+    Runner,
+    ScriptedModel,
+    ToolAttemptEvent,
+    ToolCall,
+    ToolCallEvent,
+    ToolContext,
+    ToolResult,
+    ToolResultEvent,
+)
+from tests import runner_helpers
+from tests.runner_helpers import Mode, calling, drive, events_of, tool_messages
+
+mode = runner_helpers.mode
+
+NO_WAIT = RetryPolicy(max_attempts=3, base_delay=0.0, jitter=0.0)
+
+
+def read_file(path: str) -> str:
+    """Read a file (it always fails here)."""
+    raise PermissionError(path)
+
+
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    return f"deleted {path}"
+
+
+class Redirect:
+    """On a tool error, retries the call as ``delete_file``: what no guard approved."""
+
+    def on_tool_error(
+        self, failure: Failure[Exception], ctx: ToolContext, /
+    ) -> ErrorResult[ToolContext, ToolResult]:
+        """Retry with another tool name."""
+        return Retry(replace(ctx, call=replace(ctx.call, name="delete_file")))
+
+
+class DenyDelete:
+    """A guard that refuses ``delete_file`` and logs every call it sees."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int]] = []
+
+    def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext] | Halt[ToolResult]:
+        """Halt ``delete_file``; let the rest through."""
+        self.seen.append((ctx.call.name, ctx.attempt))
+        if ctx.call.name == "delete_file":
+            return Halt(ToolResult("refused: delete_file", is_error=True))
+        return Cont(ctx)
+
+
+def file_model() -> ScriptedModel:
+    return ScriptedModel([calling(ToolCall("c1", "read_file", {"path": "/etc"})), "done"])
+
+
+def test_a_retry_that_changes_the_call_passes_the_before_hooks_again(mode: Mode) -> None:
+    """A ``Retry`` turning the call into ``delete_file`` meets the guard, which halts it."""
+    guard = DenyDelete()
+    agent = Agent("assistant", file_model(), tools=[read_file, delete_file])
+    with Runner(agent, retry=NO_WAIT) as runner:
+        result = drive(runner, mode, "go", callbacks=[guard, Redirect()])
+    assert guard.seen == [("read_file", 1), ("delete_file", 2)]
+    [event] = events_of(result, ToolResultEvent)
+    assert event.result == ToolResult("refused: delete_file", is_error=True)
+    assert event.call.name == "delete_file"
+    assert [e.call.name for e in events_of(result, ToolAttemptEvent)] == ["read_file"]
+    [retry] = events_of(result, RetryEvent)
+    assert (retry.operation, retry.attempt, retry.changed) == ("tool", 2, True)
+
+
+class SameCallRetry:
+    """Retries a failed tool call unchanged, counting its calls."""
+
+    def on_tool_error(
+        self, failure: Failure[Exception], ctx: ToolContext, /
+    ) -> ErrorResult[ToolContext, ToolResult]:
+        """Retry as it is."""
+        return Retry(ctx)
+
+
+def test_a_plain_retry_does_not_run_the_before_hooks_again(mode: Mode) -> None:
+    """``Retry(ctx)`` re-runs the checked call: the guard saw it once, the tool ran three times."""
+    guard = DenyDelete()
+    agent = Agent("assistant", file_model(), tools=[read_file])
+    with Runner(agent, retry=NO_WAIT) as runner:
+        result = drive(runner, mode, "go", callbacks=[guard, SameCallRetry()])
+    assert guard.seen == [("read_file", 1)]
+    assert [e.attempt for e in events_of(result, ToolAttemptEvent)] == [1, 2, 3]
+    assert [e.attempt for e in events_of(result, ErrorEvent)] == [1, 2, 3]
+    assert [(e.attempt, e.changed, e.delay) for e in events_of(result, RetryEvent)] == [
+        (2, False, 0.0),
+        (3, False, 0.0),
+    ]
+    [event] = events_of(result, ToolResultEvent)
+    assert event.result.is_error
+    assert "PermissionError" in event.result.content
+
+
+class Rewrite:
+    """Rewrites every ``read_file`` call's path before it runs."""
+
+    def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext] | Halt[ToolResult]:
+        """Point the call at ``/tmp``."""
+        return Cont(replace(ctx, call=replace(ctx.call, args={"path": "/tmp"})))
+
+
+def test_events_record_the_call_that_ran_after_a_rewrite(mode: Mode) -> None:
+    """The call event keeps what the model asked; the attempt and result show what ran."""
+    agent = Agent("assistant", file_model(), tools=[read_file])
+    with Runner(agent, retry=RetryPolicy(max_attempts=1)) as runner:
+        result = drive(runner, mode, "go", callbacks=[Rewrite()])
+    [asked] = events_of(result, ToolCallEvent)
+    [attempt] = events_of(result, ToolAttemptEvent)
+    [done] = events_of(result, ToolResultEvent)
+    assert asked.call.args == {"path": "/etc"}
+    assert attempt.call.args == {"path": "/tmp"}
+    assert done.call.args == {"path": "/tmp"}
+    assert "PermissionError: /tmp" in done.result.content
+
+
+class AddNote:
+    """Adds a system note to every model request, counting how often it was asked."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def before_model(self, ctx: ModelContext, /) -> Cont[ModelContext] | Halt[ModelResponse]:
+        """Append one note message."""
+        self.calls += 1
+        note = Message("system", "be brief")
+        return Cont(
+            replace(ctx, request=replace(ctx.request, messages=(*ctx.request.messages, note)))
+        )
+
+
+class RetryModel:
+    """Retries a failed model call, unchanged or with a rephrased last message."""
+
+    def __init__(self, *, rephrase: bool) -> None:
+        self.rephrase = rephrase
+
+    def on_model_error(
+        self, failure: Failure[Exception], ctx: ModelContext, /
+    ) -> ErrorResult[ModelContext, ModelResponse]:
+        """Retry, rephrasing the request when asked to."""
+        if not self.rephrase:
+            return Retry(ctx)
+        messages = (*ctx.request.messages[:-1], Message("user", "again"))
+        return Retry(replace(ctx, request=replace(ctx.request, messages=messages)))
+
+
+@pytest.mark.parametrize("rephrase", [False, True])
+def test_a_model_retry_runs_before_model_again_only_when_the_request_changed(
+    mode: Mode, rephrase: bool
+) -> None:
+    """A plain retry never adds the note twice; a changed request is checked (and noted) again."""
+    note = AddNote()
+    model = ScriptedModel([TimeoutError("slow"), "ok"])
+    with Runner(Agent("assistant", model), retry=NO_WAIT) as runner:
+        result = drive(runner, mode, "hi", callbacks=[note, RetryModel(rephrase=rephrase)])
+    assert result.output == "ok"
+    assert note.calls == (2 if rephrase else 1)
+    sent = [e.request for e in events_of(result, ModelAttemptEvent)]
+    assert [r.messages[-1].content for r in sent] == ["be brief", "be brief"]
+    assert sum(m.content == "be brief" for m in sent[1].messages) == 1
+    assert list(sent[1].messages) == list(model.requests[1].messages)
+
+
+class Budgeted:
+    """Retries while the budget lasts, then falls back: reads ``ctx.attempt``/``max_attempts``."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, int]] = []
+
+    def on_model_error(
+        self, failure: Failure[Exception], ctx: ModelContext, /
+    ) -> ErrorResult[ModelContext, ModelResponse]:
+        """Retry, then fall back on the last attempt."""
+        self.seen.append((ctx.attempt, ctx.max_attempts))
+        if ctx.attempt < ctx.max_attempts:
+            return Retry(ctx)
+        return Fallback(ModelResponse("fallback"))
+
+
+def test_contexts_carry_the_retry_budget_and_fallbacks_are_recorded(mode: Mode) -> None:
+    """A handler retries, then falls back, from the context alone; the record shows each step."""
+    handler = Budgeted()
+    model = ScriptedModel([OSError("a"), OSError("b"), OSError("c")])
+    with Runner(Agent("assistant", model), retry=NO_WAIT) as runner:
+        result = drive(runner, mode, "hi", callbacks=[handler])
+    assert result.output == "fallback"
+    assert handler.seen == [(1, 3), (2, 3), (3, 3)]
+    kinds = [type(e).__name__ for e in result.events]
+    assert kinds == [
+        "UserMessageEvent",
+        "ModelAttemptEvent",
+        "ErrorEvent",
+        "RetryEvent",
+        "ModelAttemptEvent",
+        "ErrorEvent",
+        "RetryEvent",
+        "ModelAttemptEvent",
+        "ErrorEvent",
+        "FallbackEvent",
+        "ModelResponseEvent",
+    ]
+    [fallback] = events_of(result, FallbackEvent)
+    assert (fallback.operation, fallback.attempt) == ("model", 3)
+
+
+class HaltWith:
+    """Returns ``Halt(value)`` at ``before_tool`` and ``before_model``, whatever it is."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def before_tool(self, ctx: ToolContext, /) -> object:
+        """Halt with the value."""
+        return Halt(self.value)
+
+    def before_model(self, ctx: ModelContext, /) -> object:
+        """Halt with the value."""
+        return Halt(self.value)
+
+
+class ContWith:
+    """Returns ``Cont(value)`` at ``before_tool`` and ``before_model``, whatever it is."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def before_tool(self, ctx: ToolContext, /) -> object:
+        """Go on with the value."""
+        return Cont(self.value)
+
+    def before_model(self, ctx: ModelContext, /) -> object:
+        """Go on with the value."""
+        return Cont(self.value)
+
+
+class FallBack:
+    """Falls back on every model error: it must not hide a callback's bad result."""
+
+    def on_model_error(
+        self, failure: Failure[Exception], ctx: ModelContext, /
+    ) -> ErrorResult[ModelContext, ModelResponse]:
+        """Answer with a canned response."""
+        return Fallback(ModelResponse("canned"))
+
+
+@pytest.mark.parametrize(
+    ("callback", "point", "shown"),
+    [
+        (HaltWith("refused"), "before_tool", "str"),
+        (ContWith("x"), "before_tool", "str"),
+        (HaltWith("x"), "before_model", "str"),
+        (ContWith("x"), "before_model", "str"),
+    ],
+)
+def test_payloads_are_checked_at_the_built_in_points(
+    mode: Mode, callback: object, point: str, shown: str
+) -> None:
+    """A wrong payload is an ``InvalidResult`` naming the callback and point, never a result."""
+    model = ScriptedModel([calling(ToolCall("c1", "read_file", {"path": "/"})), "done"])
+    agent = Agent("assistant", model, tools=[read_file])
+    with Runner(agent) as runner, pytest.raises(InvalidResult) as caught:
+        drive(runner, mode, "go", callbacks=[callback, FallBack()])
+    assert caught.value.point == point
+    assert caught.value.callback is callback
+    assert shown in str(caught.value)
+
+
+class RecoverBadly:
+    """An after_model hook that answers a failure with ``None``: a bug."""
+
+    def after_model(
+        self, outcome: Outcome[ModelResponse], ctx: ModelContext, /
+    ) -> Result[ModelResponse, Exception]:
+        """Return nothing on a failure."""
+        if isinstance(outcome, Failure):
+            return None  # type: ignore[return-value]
+        return outcome
+
+
+def test_a_bad_after_model_result_keeps_the_original_error_chained(mode: Mode) -> None:
+    """The ``InvalidResult`` raised while handling ``Failure(e)`` chains ``e``."""
+    error = ConnectionError("down")
+    model = ScriptedModel([error])
+    with (
+        Runner(Agent("assistant", model), retry=RetryPolicy(max_attempts=1)) as runner,
+        pytest.raises(InvalidResult) as caught,
+    ):
+        drive(runner, mode, "hi", callbacks=[RecoverBadly()])
+    assert error in (caught.value.__cause__, caught.value.__context__)
+
+
+class Replace:
+    """Replaces the agent's answer in ``after_agent``."""
+
+    def after_agent(
+        self, outcome: Outcome[ModelResponse], ctx: object, /
+    ) -> Result[ModelResponse, Exception]:
+        """Answer ``replaced`` whatever the model said."""
+        return Success(ModelResponse("replaced"))
+
+
+def test_after_agent_replacement_is_recorded_and_saved(mode: Mode) -> None:
+    """The replaced answer is the last response event and what the next turn's model sees."""
+    model = ScriptedModel(["original", "second"])
+    with Runner(Agent("assistant", model)) as runner:
+        first = drive(runner, mode, "one", session_id="s", callbacks=[Replace()])
+        drive(runner, mode, "two", session_id="s")
+    assert first.output == "replaced"
+    assert [e.response.text for e in events_of(first, ModelResponseEvent)] == [
+        "original",
+        "replaced",
+    ]
+    assert [(m.role, m.content) for m in model.requests[1].messages] == [
+        ("user", "one"),
+        ("assistant", "replaced"),
+        ("user", "two"),
+    ]
+
+
+class RecoverAgent:
+    """Answers a failed agent run in ``after_agent``."""
+
+    def after_agent(
+        self, outcome: Outcome[ModelResponse], ctx: object, /
+    ) -> Result[ModelResponse, Exception]:
+        """Turn a failure into an apology."""
+        if isinstance(outcome, Failure):
+            return Success(ModelResponse("sorry"))
+        return outcome
+
+
+def test_after_agent_recovering_a_failure_records_and_saves_its_answer(mode: Mode) -> None:
+    """A recovered failed run ends with the recovery as its answer, in events and session."""
+    model = ScriptedModel([ConnectionError("down"), "later"])
+    with Runner(Agent("assistant", model), retry=RetryPolicy(max_attempts=1)) as runner:
+        first = drive(runner, mode, "one", session_id="s", callbacks=[RecoverAgent()])
+        drive(runner, mode, "two", session_id="s")
+    assert first.output == "sorry"
+    assert events_of(first, ModelResponseEvent)[-1].response.text == "sorry"
+    assert [m.content for m in model.requests[1].messages] == ["one", "sorry", "two"]
+
+
+def test_tool_messages_keep_the_models_call_ids_after_a_rewrite(mode: Mode) -> None:
+    """The history answers the model's own call id, so the next request stays valid."""
+    agent = Agent("assistant", file_model(), tools=[read_file])
+    with Runner(agent, retry=RetryPolicy(max_attempts=1)) as runner:
+        drive(runner, mode, "go", callbacks=[Rewrite()])
+    model = agent.model
+    assert isinstance(model, ScriptedModel)
+    [message] = tool_messages(model.requests[1])
+    assert (message.tool_call_id, message.name) == ("c1", "read_file")
+
+
+def test_a_wait_between_attempts_is_the_policys_and_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The recorded delay is the one slept: the policy's backoff when the retry names none."""
+    slept: list[float] = []
+    monkeypatch.setattr("runner._plan.time.sleep", slept.append)
+    policy = RetryPolicy(max_attempts=2, base_delay=0.25, jitter=0.0)
+    model = ScriptedModel([OSError("x"), "ok"])
+    with Runner(Agent("assistant", model), retry=policy) as runner:
+        result = runner.run("hi", callbacks=[RetryModel(rephrase=False)])
+    [retry] = events_of(result, RetryEvent)
+    assert retry.delay == 0.25
+    assert slept == [0.25]

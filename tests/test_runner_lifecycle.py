@@ -1,0 +1,394 @@
+"""The Runner's edges: bad input refused early, closing under load, threads, parallel errors."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from hooks import (
+    Cont,
+    DispatchPolicy,
+    Halt,
+    HookEvent,
+    InvalidCallbacks,
+    StateKey,
+    StopRun,
+    observing,
+)
+from runner import (
+    Agent,
+    ModelRequest,
+    ModelResponse,
+    RetryPolicy,
+    Runner,
+    ScriptedModel,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    ToolResultEvent,
+)
+from tests import runner_helpers
+from tests.runner_helpers import Mode, add, calling, drive, events_of
+
+mode = runner_helpers.mode
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "words"),
+    [
+        ({"retry": "x"}, TypeError, "retry must be a RetryPolicy, got str"),
+        ({"sessions": {}}, TypeError, "sessions must be a SessionStore, got dict"),
+        ({"policy": True}, TypeError, "policy must be a DispatchPolicy, got bool"),
+        ({"executor": 4}, TypeError, "executor must be a Executor, got int"),
+        ({"max_steps": 2.5}, TypeError, "max_steps"),
+        ({"max_steps": float("inf")}, TypeError, "max_steps"),
+        ({"max_steps": 0}, ValueError, "max_steps"),
+    ],
+)
+def test_runner_refuses_bad_arguments_at_construction(
+    kwargs: dict[str, Any], error: type[Exception], words: str
+) -> None:
+    """Each bad argument is refused by ``Runner(...)`` naming it, not later inside a run."""
+    with pytest.raises(error, match=words):
+        Runner(Agent("assistant", ScriptedModel()), **kwargs)
+
+
+class Guard:
+    """A guard with one hook method."""
+
+    def before_model(self, ctx: Any, /) -> Any:
+        """Go on."""
+        return Cont(ctx)
+
+
+def test_a_single_callback_where_a_list_belongs_is_refused(mode: Mode) -> None:
+    """``callbacks=guard`` is refused with the fix in the message, at construction and per run."""
+    with pytest.raises(InvalidCallbacks, match=r"\[callback\]"):
+        Runner(Agent("assistant", ScriptedModel()), callbacks=Guard())  # type: ignore[arg-type]
+    with (
+        Runner(Agent("assistant", ScriptedModel(default="ok"))) as runner,
+        pytest.raises(InvalidCallbacks, match=r"\[callback\]"),
+    ):
+        drive(runner, mode, "hi", callbacks=Guard())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("ids", "error"),
+    [
+        ({"session_id": ""}, ValueError),
+        ({"user_id": ""}, ValueError),
+        ({"user_id": None}, TypeError),
+        ({"session_id": 7}, TypeError),
+    ],
+)
+def test_empty_or_non_str_ids_are_refused(
+    mode: Mode, ids: dict[str, Any], error: type[Exception]
+) -> None:
+    """An empty session id would be one session shared by everyone: refused, as is a None user."""
+    model = ScriptedModel(default="ok")
+    with (
+        Runner(Agent("assistant", model)) as runner,
+        pytest.raises(error, match="must be a non-empty str"),
+    ):
+        drive(runner, mode, "hi", **ids)
+    assert model.requests == []
+
+
+def test_sub_agent_called_with_non_dict_args_gets_a_tool_arguments_error(mode: Mode) -> None:
+    """A sub-agent tool called with a list is a tool error the model sees, not a crash."""
+    sub = Agent("helper", ScriptedModel(default="sub"))
+    calls = (ToolCall("c1", "helper", ["not", "a", "dict"]),)  # type: ignore[arg-type]
+    model = ScriptedModel([calling(*calls), "done"])
+    with Runner(Agent("assistant", model, sub_agents=[sub])) as runner:
+        result = drive(runner, mode, "go")
+    [event] = events_of(result, ToolResultEvent)
+    assert event.result.is_error
+    assert event.result.content.startswith("ToolArgumentsError: ")
+
+
+def stop_iteration_tool() -> str:
+    """A tool that raises StopIteration, as a generator-based helper might."""
+    raise StopIteration
+
+
+def test_a_sync_tool_raising_stop_iteration_is_a_tool_error_in_both_modes(mode: Mode) -> None:
+    """Run on a worker thread in ``run_async``, it does not hang the run: the model is told."""
+    model = ScriptedModel([calling(ToolCall("c1", "stop_iteration_tool", {})), "done"])
+    with Runner(Agent("assistant", model, tools=[stop_iteration_tool])) as runner:
+        result = drive(runner, mode, "go")
+    assert result.output == "done"
+    [event] = events_of(result, ToolResultEvent)
+    assert event.result == ToolResult("StopIteration: ", is_error=True)
+
+
+class StopIterationGuard:
+    """A before_model hook raising StopIteration."""
+
+    def before_model(self, ctx: Any, /) -> Any:
+        """Raise."""
+        raise StopIteration("from the guard")
+
+
+def test_a_callbacks_stop_iteration_keeps_its_type_in_a_sync_run() -> None:
+    """``run`` raises the callback's own ``StopIteration``, with the note naming it."""
+    with (
+        Runner(Agent("assistant", ScriptedModel(default="ok"))) as runner,
+        pytest.raises(StopIteration) as caught,
+    ):
+        runner.run("hi", callbacks=[StopIterationGuard()])
+    assert any("before_model" in note for note in caught.value.__notes__)
+
+
+def test_a_callbacks_stop_iteration_is_the_cause_in_an_async_run() -> None:
+    """No coroutine can raise ``StopIteration``: ``run_async`` raises Python's RuntimeError
+    with the callback's annotated ``StopIteration`` as its cause, and never hangs."""
+    with (
+        Runner(Agent("assistant", ScriptedModel(default="ok"))) as runner,
+        pytest.raises(RuntimeError) as caught,
+    ):
+        asyncio.run(runner.run_async("hi", callbacks=[StopIterationGuard()]))
+    cause = caught.value.__cause__
+    assert isinstance(cause, StopIteration)
+    assert any("before_model" in note for note in cause.__notes__)
+
+
+class Exploding:
+    """An after_tool hook that raises for a named call."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = names
+
+    def after_tool(self, outcome: Any, ctx: ToolContext, /) -> Any:
+        """Raise for the named calls, after a pause so both are in flight."""
+        if ctx.call.id in self.names:
+            raise ValueError(f"bad {ctx.call.id}")
+        return outcome
+
+
+async def slow_add(a: int, b: int) -> int:
+    """Add after a short pause."""
+    await asyncio.sleep(0.01)
+    return a + b
+
+
+def test_errors_of_concurrent_tool_calls_are_all_reported() -> None:
+    """The first error is raised; the other call's error is in its notes, not dropped."""
+    calls = (
+        ToolCall("a", "slow_add", {"a": 1, "b": 1}),
+        ToolCall("b", "slow_add", {"a": 2, "b": 2}),
+    )
+    model = ScriptedModel([calling(*calls), "done"])
+    with (
+        Runner(Agent("assistant", model, tools=[slow_add])) as runner,
+        pytest.raises(ValueError, match="bad") as caught,
+    ):
+        asyncio.run(runner.run_async("go", callbacks=[Exploding("a", "b")]))
+    first = str(caught.value)
+    other = "b" if first == "bad a" else "a"
+    assert any(f"ValueError: bad {other}" in note for note in caught.value.__notes__)
+
+
+class StopObserver:
+    """An observer that stops the run when it sees the first tool dispatch."""
+
+    def on_event(self, event: HookEvent, /) -> None:
+        """Stop on ``before_tool``."""
+        if event.point == "before_tool":
+            raise StopRun("observer saw enough")
+
+
+def test_an_observer_may_stop_the_run(mode: Mode) -> None:
+    """``StopRun`` from ``on_event`` ends the run as from any callback; other errors are logged."""
+    model = ScriptedModel([calling(ToolCall("c1", "add", {"a": 1, "b": 2})), "done"])
+    with Runner(Agent("assistant", model, tools=[add])) as runner:
+        result = drive(runner, mode, "go", callbacks=[StopObserver()])
+    assert result.status == "stopped"
+    assert result.stop_reason == "observer saw enough"
+    assert events_of(result, ToolResultEvent) == []
+
+
+class Halting:
+    """Halts every tool call."""
+
+    def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext] | Halt[ToolResult]:
+        """Refuse."""
+        return Halt(ToolResult("no", is_error=True))
+
+
+def test_hook_events_name_the_deciding_callback_and_the_run(mode: Mode) -> None:
+    """Observers can tell which guard halted and which run it was in."""
+    seen: list[HookEvent] = []
+    model = ScriptedModel([calling(ToolCall("c1", "add", {"a": 1, "b": 2})), "done"])
+    with Runner(Agent("assistant", model, tools=[add])) as runner:
+        result = drive(runner, mode, "go", callbacks=[Guard(), Halting(), observing(seen.append)])
+    [halt] = [e for e in seen if e.point == "before_tool"]
+    assert (halt.outcome, halt.callback) == ("halt", "Halting instance")
+    assert {e.run_id for e in seen} == {result.run_id}
+    assert len(result.run_id) == 32
+    [model_event] = [e for e in seen if e.point == "before_model"][:1]
+    assert model_event.callback is None  # Guard went on with the same context
+
+
+class Flaky:
+    """A callback that raises at before_model, and one that halts after it."""
+
+    def before_model(self, ctx: Any, /) -> Any:
+        """Raise."""
+        raise RuntimeError("flaky plugin")
+
+
+class Answer:
+    """Halts the model call with a canned answer."""
+
+    def before_model(self, ctx: Any, /) -> Any:
+        """Answer."""
+        return Halt(ModelResponse("canned"))
+
+
+def test_the_runners_policy_applies_to_every_dispatch(mode: Mode) -> None:
+    """``Runner(policy=...)`` reaches dispatch: continue_on_error runs the rest, then raises."""
+    with (
+        Runner(Agent("assistant", ScriptedModel(default="model"))) as plain,
+        pytest.raises(RuntimeError, match="flaky"),
+    ):
+        drive(plain, mode, "hi", callbacks=[Flaky(), Answer()])
+    log: list[str] = []
+
+    class Log:
+        def before_model(self, ctx: Any, /) -> Any:
+            log.append("ran")
+            return Cont(ctx)
+
+    policy = DispatchPolicy(continue_on_error=True)
+    agent = Agent("assistant", ScriptedModel(default="model"))
+    with Runner(agent, policy=policy) as runner, pytest.raises(RuntimeError, match="flaky"):
+        drive(runner, mode, "hi", callbacks=[Flaky(), Log()])
+    assert log == ["ran"]
+
+
+COUNT = StateKey[int]("count")
+
+
+class Counter:
+    """Counts model calls in the invocation state."""
+
+    def before_model(self, ctx: Any, /) -> Any:
+        """Count atomically."""
+        ctx.invocation.state.update(COUNT, lambda n: (n or 0) + 1)
+        return Cont(ctx)
+
+
+def test_the_result_holds_a_read_only_snapshot_of_the_state(mode: Mode) -> None:
+    """``result.state`` is the state at the end of the run, and cannot be changed."""
+    model = ScriptedModel([calling(ToolCall("c1", "add", {"a": 1, "b": 2})), "done"])
+    with Runner(Agent("assistant", model, tools=[add])) as runner:
+        result = drive(runner, mode, "go", callbacks=[Counter()])
+    assert result.state == {"count": 2}
+    with pytest.raises(TypeError):
+        result.state["count"] = 3  # type: ignore[index]
+
+
+class SlowModel:
+    """A sync model that sleeps, as a blocking HTTP client would."""
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Block for 50 ms, then answer."""
+        time.sleep(0.05)
+        return ModelResponse("slow")
+
+
+def test_a_sync_model_in_run_async_does_not_block_the_event_loop() -> None:
+    """While a sync model blocks, the event loop keeps running other tasks."""
+
+    async def main() -> int:
+        ticks = 0
+        done = asyncio.Event()
+
+        async def tick() -> None:
+            nonlocal ticks
+            while not done.is_set():
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        ticker = asyncio.ensure_future(tick())
+        with Runner(Agent("assistant", SlowModel())) as runner:
+            result = await runner.run_async("hi")
+        done.set()
+        await ticker
+        assert result.output == "slow"
+        return ticks
+
+    assert asyncio.run(main()) > 5
+
+
+def test_a_given_executor_runs_sync_work_and_is_not_shut_down() -> None:
+    """``Runner(executor=...)`` runs sync models and tools there; the runner does not own it."""
+    names: list[str] = []
+
+    def where(a: int) -> str:
+        names.append(threading.current_thread().name)
+        return "ok"
+
+    model = ScriptedModel([calling(ToolCall("c1", "where", {"a": 1})), "done"])
+    with ThreadPoolExecutor(thread_name_prefix="mine") as pool:
+        with Runner(Agent("assistant", model, tools=[where]), executor=pool) as runner:
+            asyncio.run(runner.run_async("go"))
+        assert pool.submit(lambda: 1).result() == 1  # still open after the runner closed
+    assert names[0].startswith("mine")
+
+
+def test_close_during_a_run_lets_it_finish_and_refuses_new_ones() -> None:
+    """A run under way when ``close()`` is called completes and saves; a new run is refused."""
+
+    async def main() -> None:
+        started = asyncio.Event()
+        release = asyncio.Event()
+
+        async def wait_tool() -> str:
+            started.set()
+            await release.wait()
+            return "waited"
+
+        model = ScriptedModel([calling(ToolCall("c1", "wait_tool", {})), "done"])
+        runner = Runner(Agent("assistant", model, tools=[wait_tool]))
+        task = asyncio.ensure_future(runner.run_async("go", session_id="s"))
+        await started.wait()
+        runner.close()  # returns at once: never blocks the loop
+        assert runner.closed
+        with pytest.raises(RuntimeError, match="closed"):
+            await runner.run_async("another")
+        release.set()
+        result = await task
+        assert result.status == "completed"
+        assert [e.result.content for e in events_of(result, ToolResultEvent)] == ["waited"]
+        assert len(runner.sessions) == 0  # its own store released once the last run ended
+
+    asyncio.run(main())
+
+
+def test_retry_policy_overflow_does_not_break_a_run() -> None:
+    """Large attempt numbers give the capped delay, never an OverflowError."""
+    policy = RetryPolicy(max_attempts=2000, base_delay=0.5, max_delay=2.0, jitter=0.0)
+    assert policy.delay(1025) == 2.0
+    assert policy.delay(10**6) == 2.0
+
+
+def test_tool_args_mapping_reaches_function_tools_as_keywords(mode: Mode) -> None:
+    """A sanity check of the executor path: args as keywords, the result as text."""
+    seen: list[Mapping[str, Any]] = []
+
+    def echo(text: str) -> str:
+        seen.append({"text": text})
+        return text.upper()
+
+    model = ScriptedModel([calling(ToolCall("c1", "echo", {"text": "hi"})), "done"])
+    with Runner(Agent("assistant", model, tools=[echo])) as runner:
+        result = drive(runner, mode, "go")
+    assert seen == [{"text": "hi"}]
+    assert events_of(result, ToolResultEvent)[0].result.content == "HI"
