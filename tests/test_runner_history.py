@@ -1,0 +1,373 @@
+"""Tests of ``runner._history``: ``Transcript``, the conversation that grows without copying.
+
+A transcript must behave as an immutable tuple of messages in every respect a caller
+can see, and extending it at the tip must not copy the history. Whether the log is
+copied cannot be seen through the sequence API (that is the point of the design), so
+the tests of sharing and forking look at the private ``_log`` on purpose: they pin the
+cost model the runner's constant-time turns rely on.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import random
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runner import Message, Transcript, _history
+
+
+def msgs(*contents: str) -> tuple[Message, ...]:
+    """User messages with the given contents."""
+    return tuple(Message("user", content) for content in contents)
+
+
+SYSTEM = Message("system", "Be terse.")
+
+
+# -- a sequence ---------------------------------------------------------------------
+
+
+def test_len_and_iteration_follow_the_messages() -> None:
+    """A transcript has the length of its messages and iterates them in order."""
+    assert len(Transcript()) == 0
+    transcript = Transcript(msgs("a", "b", "c"))
+    assert len(transcript) == 3
+    assert list(transcript) == list(msgs("a", "b", "c"))
+    assert list(reversed(transcript)) == list(msgs("c", "b", "a"))
+
+
+def test_indexing_accepts_negative_positions_and_refuses_out_of_range() -> None:
+    """Indexing works like a tuple's, negative positions included."""
+    transcript = Transcript(msgs("a", "b", "c")).headed([SYSTEM])
+    assert transcript[0] == SYSTEM
+    assert transcript[1] == Message("user", "a")
+    assert transcript[-1] == Message("user", "c")
+    assert transcript[-4] == SYSTEM
+    for position in (4, -5):
+        with pytest.raises(IndexError, match="out of range"):
+            transcript[position]
+
+
+def test_indexing_with_a_non_integer_is_a_type_error() -> None:
+    """A str or float index raises ``TypeError``, as it does for a tuple."""
+    transcript = Transcript(msgs("a"))
+    for index in ("0", 0.0):
+        with pytest.raises(TypeError):
+            transcript[index]  # type: ignore[call-overload]
+
+
+def test_sequence_methods_work() -> None:
+    """``in``, ``index`` and ``count`` behave as on the equal tuple."""
+    transcript = Transcript(msgs("a", "b", "a"))
+    assert Message("user", "b") in transcript
+    assert Message("user", "z") not in transcript
+    assert transcript.index(Message("user", "b")) == 1
+    assert transcript.count(Message("user", "a")) == 2
+
+
+def test_prefix_slices_are_transcript_views() -> None:
+    """A slice from the start with step 1 is a transcript viewing the same log."""
+    transcript = Transcript(msgs("a", "b", "c"))
+    for piece, expected in (
+        (transcript[:2], msgs("a", "b")),
+        (transcript[0:3], msgs("a", "b", "c")),
+        (transcript[:-1], msgs("a", "b")),
+        (transcript[:10], msgs("a", "b", "c")),
+        (transcript[:0], ()),
+    ):
+        assert isinstance(piece, Transcript)
+        assert piece._log is transcript._log
+        assert piece == expected
+
+
+def test_other_slices_are_tuples() -> None:
+    """Slices that do not start at 0 or step other than 1 are tuples of the same messages."""
+    transcript = Transcript(msgs("a", "b", "c", "d"))
+    as_tuple = tuple(transcript)
+    for index in (slice(1, 3), slice(None, None, 2), slice(None, None, -1), slice(-2, None)):
+        piece = transcript[index]
+        assert type(piece) is tuple
+        assert piece == as_tuple[index]
+
+
+def test_a_slice_cutting_into_the_head_is_a_tuple() -> None:
+    """A prefix shorter than the head is a plain tuple of the head's first messages."""
+    transcript = Transcript(msgs("a")).headed([SYSTEM, SYSTEM])
+    assert transcript[:1] == (SYSTEM,)
+    assert type(transcript[:1]) is tuple
+    assert isinstance(transcript[:2], Transcript)
+    assert transcript[:2] == (SYSTEM, SYSTEM)
+
+
+def test_equal_to_tuples_lists_and_transcripts_with_the_same_messages() -> None:
+    """Equality compares messages, against tuples, lists and other transcripts alike."""
+    transcript = Transcript(msgs("a", "b"))
+    assert transcript == msgs("a", "b")
+    assert msgs("a", "b") == transcript
+    assert transcript == list(msgs("a", "b"))
+    assert list(msgs("a", "b")) == transcript
+    assert transcript == Transcript(msgs("a", "b"))
+    assert transcript == Transcript(msgs("b")).headed(msgs("a"))
+    assert Transcript() == ()
+    assert transcript != msgs("a")
+    assert transcript != msgs("a", "c")
+    assert transcript != msgs("a", "b", "c")
+    assert transcript != "ab"
+    assert transcript != {0: Message("user", "a")}
+
+
+def test_hash_is_the_equal_tuples_hash() -> None:
+    """A transcript hashes as the tuple it equals, so the two are interchangeable as keys."""
+    transcript = Transcript(msgs("a")).extend(msgs("b"))
+    assert hash(transcript) == hash(msgs("a", "b"))
+    assert hash(Transcript()) == hash(())
+    keys: dict[object, str] = {msgs("a", "b"): "x"}
+    assert keys[transcript] == "x"
+
+
+def test_repr_shows_short_transcripts_and_counts_long_ones() -> None:
+    """A short transcript's repr lists its messages; a long one's gives its length."""
+    assert repr(Transcript()) == "Transcript([])"
+    assert repr(Transcript(msgs("a"))) == f"Transcript({list(msgs('a'))!r})"
+    assert repr(Transcript(msgs(*"abcdef"))) == "<Transcript of 6>"
+
+
+def test_copy_deepcopy_and_pickle_keep_the_messages_and_head() -> None:
+    """Copies and pickles of a transcript are equal to it and keep its head apart."""
+    transcript = Transcript(msgs("a", "b")).headed([SYSTEM])
+    for other in (
+        copy.copy(transcript),
+        copy.deepcopy(transcript),
+        pickle.loads(pickle.dumps(transcript)),
+    ):
+        assert isinstance(other, Transcript)
+        assert other == transcript
+        assert other.body() == msgs("a", "b")
+
+
+# -- growing ------------------------------------------------------------------------
+
+
+def test_extend_and_append_leave_the_original_unchanged() -> None:
+    """``extend`` and ``append`` return a longer transcript; the original keeps its messages."""
+    original = Transcript(msgs("a"))
+    longer = original.extend(msgs("b", "c"))
+    one_more = longer.append(Message("user", "d"))
+    assert original == msgs("a")
+    assert longer == msgs("a", "b", "c")
+    assert one_more == msgs("a", "b", "c", "d")
+    assert original.extend(()) == msgs("a")
+
+
+def test_extend_takes_any_iterable_including_itself() -> None:
+    """``extend`` reads its argument first, so a transcript can be extended with itself."""
+    transcript = Transcript(msgs("a", "b"))
+    assert transcript.extend(iter(msgs("c"))) == msgs("a", "b", "c")
+    assert transcript.extend(transcript) == msgs("a", "b", "a", "b")
+    assert transcript == msgs("a", "b")
+
+
+def test_extending_at_the_tip_shares_the_log() -> None:
+    """Extending the longest view of a log appends to that log instead of copying it."""
+    first = Transcript(msgs("a"))
+    second = first.extend(msgs("b"))
+    third = second.append(Message("user", "c"))
+    assert second._log is first._log
+    assert third._log is first._log
+    assert first._log.items == list(msgs("a", "b", "c"))
+
+
+def test_extending_a_view_behind_the_tip_forks() -> None:
+    """Extending a view that is not the longest copies its prefix once; both keep their own."""
+    base = Transcript(msgs("a"))
+    left = base.extend(msgs("left"))
+    right = base.extend(msgs("right"))  # base is no longer the tip: a fork
+    assert right._log is not base._log
+    assert base == msgs("a")
+    assert left == msgs("a", "left")
+    assert right == msgs("a", "right")
+    further = right.append(Message("user", "more"))  # the fork's tip: no copy
+    assert further._log is right._log
+    assert left.append(Message("user", "again"))._log is base._log
+    assert right == msgs("a", "right")
+    assert left == msgs("a", "left")
+
+
+def test_extending_a_prefix_forks() -> None:
+    """A prefix view extended gets its own log; the longer transcript is unchanged."""
+    whole = Transcript(msgs("a", "b", "c"))
+    shorter = whole.prefix(1).append(Message("user", "x"))
+    assert shorter == msgs("a", "x")
+    assert whole == msgs("a", "b", "c")
+
+
+# -- head, body and prefix ----------------------------------------------------------
+
+
+def test_headed_puts_messages_before_the_body_without_copying_it() -> None:
+    """``headed(h)`` is ``h`` then the body, viewing the same log; a new head replaces the old."""
+    body = Transcript(msgs("a", "b"))
+    headed = body.headed([SYSTEM])
+    assert headed == (SYSTEM, *msgs("a", "b"))
+    assert headed._log is body._log
+    assert headed.headed(msgs("h")) == msgs("h", "a", "b")
+    assert body == msgs("a", "b")
+
+
+def test_extending_a_headed_transcript_keeps_the_head() -> None:
+    """A headed transcript extended still starts with its head."""
+    headed = Transcript(msgs("a")).headed([SYSTEM])
+    assert headed.append(Message("user", "b")) == (SYSTEM, *msgs("a", "b"))
+
+
+def test_body_drops_the_head() -> None:
+    """``body()`` is the conversation without its head; a headless transcript is its own body."""
+    body = Transcript(msgs("a", "b"))
+    assert body.headed([SYSTEM]).body() == msgs("a", "b")
+    assert body.body() is body
+
+
+def test_prefix_keeps_at_least_the_head() -> None:
+    """``prefix(n)`` is the first ``n`` messages, never fewer than the head, never more than all."""
+    transcript = Transcript(msgs("a", "b")).headed([SYSTEM])
+    assert transcript.prefix(2) == (SYSTEM, Message("user", "a"))
+    assert transcript.prefix(0) == (SYSTEM,)
+    assert transcript.prefix(-3) == (SYSTEM,)
+    assert transcript.prefix(99) == transcript
+    assert transcript.prefix(2)._log is transcript._log
+
+
+# -- model-based: any history of operations equals the same on tuples -----------------
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation on the view at ``view`` (an index into the views made so far)."""
+
+    kind: str
+    view: int
+    size: int
+
+
+OPS = st.builds(
+    Op,
+    kind=st.sampled_from(["extend", "append", "prefix", "slice", "headed", "body"]),
+    view=st.integers(min_value=0, max_value=1_000),
+    size=st.integers(min_value=-1, max_value=4),
+)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.lists(OPS, max_size=40))
+def test_any_history_of_operations_equals_the_same_on_tuples(ops: list[Op]) -> None:
+    """Every view made by any sequence of operations on earlier views equals the tuple model."""
+    fresh = (Message("user", str(n)) for n in range(1_000_000))
+    views: list[Transcript] = [Transcript()]
+    model: list[tuple[tuple[Message, ...], tuple[Message, ...]]] = [((), ())]  # head, body
+    for op in ops:
+        index = op.view % len(views)
+        view, (head, body) = views[index], model[index]
+        size = max(op.size, 0)
+        new: Sequence[Message]
+        if op.kind == "extend":
+            added = tuple(next(fresh) for _ in range(size))
+            new, expected = view.extend(added), (head, body + added)
+        elif op.kind == "append":
+            message = next(fresh)
+            new, expected = view.append(message), (head, (*body, message))
+        elif op.kind == "prefix":
+            new, expected = view.prefix(op.size), (head, body[: max(op.size - len(head), 0)])
+        elif op.kind == "slice":
+            stop = len(head) + size
+            new, expected = view[:stop], (head, body[:size])
+        elif op.kind == "headed":
+            fresh_head = tuple(Message("system", f"h{n}") for n in range(size))
+            new, expected = view.headed(fresh_head), (fresh_head, body)
+        else:
+            new, expected = view.body(), ((), body)
+        assert isinstance(new, Transcript)
+        views.append(new)
+        model.append(expected)
+        for each, (each_head, each_body) in zip(views, model, strict=True):
+            whole = each_head + each_body
+            assert each == whole
+            assert len(each) == len(whole)
+            assert tuple(each) == whole
+            assert each.body() == each_body
+            assert hash(each) == hash(whole)
+            if whole:
+                assert each[-1] == whole[-1]
+
+
+# -- threads ----------------------------------------------------------------------------
+
+
+class SwitchingList(list[Message]):
+    """A log list that lets other threads run right after its length is read.
+
+    Under the GIL a view's check of the tip and its append are rarely split by a thread
+    switch; this forces one there, so a missing or misplaced lock loses messages.
+    """
+
+    def __len__(self) -> int:
+        length = super().__len__()
+        time.sleep(0)  # releases the GIL: another thread may append now
+        return length
+
+
+Made = tuple[Transcript, tuple[Message, ...], Transcript]
+"""One extend in the thread test: the base view, the messages added, the view returned."""
+
+
+@pytest.mark.parametrize("switching", [False, True], ids=["plain", "switching"])
+def test_concurrent_extends_never_lose_or_corrupt_a_message(
+    switching: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """16 threads extending shared views at once: every view holds its base and its own messages."""
+    if switching:
+        log_class = _history._Log
+        monkeypatch.setattr(_history, "_Log", lambda items: log_class(SwitchingList(items)))
+    threads, rounds = 16, 500
+    views: list[Transcript] = [Transcript(msgs("root"))]
+    barrier = threading.Barrier(threads)
+
+    def worker(worker_id: int) -> list[Made]:
+        rng = random.Random(worker_id)
+        made: list[Made] = []
+        barrier.wait()
+        for round_ in range(rounds):
+            # Mostly the newest view, so threads race for the same tip; else any earlier one.
+            base = views[-1] if rng.random() < 0.9 else rng.choice(views)
+            added = tuple(
+                Message("user", f"{worker_id}:{round_}:{n}") for n in range(rng.randint(1, 3))
+            )
+            grown = base.extend(added)
+            views.append(grown)  # list.append is atomic: other threads pick it up
+            made.append((base, added, grown))
+        return made
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            results = [made for each in pool.map(worker, range(threads)) for made in each]
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(views) == threads * rounds + 1
+    # Checked once the threads are done: a view's contents never change, so what it
+    # holds now is what it held when it was extended.
+    for base, added, grown in results:
+        assert len(grown) == len(base) + len(added)
+        assert tuple(grown[len(base) :]) == added
+        assert grown[: len(base)] == base
+        assert grown[0] == Message("user", "root")
