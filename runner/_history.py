@@ -15,7 +15,7 @@ import operator
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, islice
-from typing import Final, SupportsIndex, final, overload
+from typing import Final, SupportsIndex, cast, final, overload
 
 from hooks import Message
 
@@ -115,7 +115,8 @@ class Transcript(Sequence[Message]):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Transcript | tuple | list):
             return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        items = cast("Sequence[object]", other)  # what isinstance cannot say of the items
+        return len(self) == len(items) and all(a == b for a, b in zip(self, items, strict=True))
 
     def __hash__(self) -> int:
         return hash(tuple(self))  # equal to the hash of the equal tuple

@@ -72,18 +72,23 @@ class InMemorySessions:
     it, so a turn costs the same however long the conversation is.
     """
 
-    __slots__ = ("_forgotten", "_lock", "_sessions", "max_sessions")
+    __slots__ = ("_forgotten", "_lock", "_max_sessions", "_sessions")
 
     def __init__(self, *, max_sessions: int | None = 10_000) -> None:
         if max_sessions is not None and (type(max_sessions) is not int or max_sessions < 1):
             msg = f"max_sessions must be a positive int or None, got {max_sessions!r}"
             raise (ValueError if type(max_sessions) is int else TypeError)(msg)
-        self.max_sessions = max_sessions
+        self._max_sessions = max_sessions
         self._sessions: OrderedDict[tuple[str, str], Session] = OrderedDict()
         # The highest version of any session forgotten (deleted, evicted, cleared): a
         # session made again starts above it, so a stale run's version never matches.
         self._forgotten = 0
         self._lock = threading.Lock()
+
+    @property
+    def max_sessions(self) -> int | None:
+        """The most sessions kept (``None``: no bound); fixed when the store is made."""
+        return self._max_sessions
 
     def load(self, user_id: str, session_id: str, /) -> Session:
         """The session's messages and version; ``Session((), 0)`` for a new session."""
@@ -109,7 +114,7 @@ class InMemorySessions:
             new = (self._forgotten if current is None else version) + 1
             self._sessions[key] = Session(stored, new)
             self._sessions.move_to_end(key)
-            if self.max_sessions is not None and len(self._sessions) > self.max_sessions:
+            if self._max_sessions is not None and len(self._sessions) > self._max_sessions:
                 self._forget(self._sessions.popitem(last=False)[1])
         return new
 
