@@ -11,9 +11,10 @@ failure unchanged):
   one tool call).
 
 The model is a trivial class whose sync ``generate`` returns prebuilt responses; the
-tool is a one-line function, ``async def`` for ``run_async``: an async run sends a sync
-tool to a thread so it never blocks the event loop, and that hop (tens of µs) is the
-thread pool's cost, not the runner's. The baseline, ``hand``, is what a careful developer would
+tool is a one-line function. For ``run_async`` both are ``async def`` (the model through
+``AsyncAdapter``): an async run sends a sync model or tool to a thread so it never
+blocks the event loop, and that hop (tens of µs each) is the thread pool's cost, not
+the runner's. The baseline, ``hand``, is what a careful developer would
 write by hand for the same scenario: it builds the same hooks vocabulary (``Invocation``,
 ``Message``, ``ModelRequest``, the contexts, ``ToolResult``), calls the same callbacks'
 methods in order (collected once per point, as the runner compiles them once), checks
@@ -28,6 +29,17 @@ Targets, as ratios within one run, for both ``Runner.run`` and ``Runner.run_asyn
 * fixed cost: ns per run at N = 0 at most 10x the hand loop's;
 * per added callback: the least-squares slope of ns per run over N at most 5x the hand
   loop's.
+
+Two more figures, ``Runner.run`` against itself in ``agent->model`` with no run-wide
+callbacks but the one named:
+
+* a long session: ns per turn (one ``run`` on an existing session) when the session
+  starts the sample with 10,000 messages, against one that starts it empty (each sample
+  puts both back; its turns add two messages each). A turn appends to the history and
+  never copies it, so the target is at most 1.2x;
+* a fresh callbacks list: ``runner.run(prompt, callbacks=[g])`` written at the call, a
+  new list each run (the README's idiom), against the same list passed every time.
+  Target: at most 1.2x.
 
 How it times: a sample is one loop of back-to-back runs (``time.perf_counter_ns``) sized
 to about ``--sample-ms``; a figure is the best sample of ``--repeat`` divided by the
@@ -139,6 +151,18 @@ def weather(city: str) -> str:
 async def async_weather(city: str) -> str:
     """``weather`` for async runs, which send a sync tool to a thread (see the module doc)."""
     return weather(city)
+
+
+class AsyncAdapter:
+    """A sync model's answers from an ``async def generate``, for async runs (see above)."""
+
+    __slots__ = ("model",)
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    async def generate(self, request: ModelRequest, /) -> ModelResponse:
+        return self.model.generate(request)
 
 
 class Callback(
@@ -488,7 +512,7 @@ def _async_agent(model: Model) -> Agent:
     tool = FunctionTool(
         async_weather, name="weather", description=FunctionTool(weather).description
     )
-    return Agent("assistant", model, tools=[tool])
+    return Agent("assistant", AsyncAdapter(model), tools=[tool])
 
 
 class Recording(PassThrough):
@@ -640,7 +664,18 @@ def measure(
     setup_: Setup, loop: asyncio.Runner, *, repeat: int, sample_ns: int
 ) -> dict[str, float]:
     """ns per run of each contender: the best of ``repeat`` round-robin samples."""
-    samples = samplers(setup_, loop)
+    return best_of(
+        samplers(setup_, loop), setup_.sessions.clear, repeat=repeat, sample_ns=sample_ns
+    )
+
+
+def best_of(
+    samples: Mapping[str, Sample], reset: Callable[[], None], *, repeat: int, sample_ns: int
+) -> dict[str, float]:
+    """ns per run of each sampler: the best of ``repeat`` round-robin samples.
+
+    ``reset`` runs before every sample (and once at the end), outside the timing.
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -648,11 +683,11 @@ def measure(
         best = {label: float("inf") for label in samples}
         for _ in range(repeat):
             for label, sample in samples.items():
-                setup_.sessions.clear()
+                reset()
                 gc.collect()
                 best[label] = min(best[label], sample(counts[label]) / counts[label])
     finally:
-        setup_.sessions.clear()
+        reset()
         if was_enabled:
             gc.enable()
     return best
@@ -715,6 +750,160 @@ def report(scenario: Scenario, results: Mapping[int, Mapping[str, float]]) -> li
     return verdicts
 
 
+# -- a long session; a fresh callbacks list ---------------------------------------------
+
+HISTORY: Final = 10_000  # messages of history in the long session
+HISTORY_MAX: Final = 1.2  # a turn at HISTORY messages, as a ratio to a turn at 0
+FRESH_MAX: Final = 1.2  # callbacks=[g] with a fresh list, as a ratio to a reused list
+
+USER: Final = "user"
+SHORT: Final = "short"
+LONG: Final = "long"
+REUSED: Final = "reused list"
+FRESH: Final = "fresh list"
+
+
+def history(length: int) -> list[Message]:
+    """A conversation of ``length`` messages: questions and answers, in turn."""
+    return [
+        Message("user", f"question {n}") if n % 2 == 0 else Message("assistant", f"answer {n}")
+        for n in range(length)
+    ]
+
+
+def check_history(past: Sequence[Message]) -> None:
+    """Assert a turn on a session with ``past`` sends the model all of it and saves the turn."""
+    model = RecordingModel(AnswerModel())
+    sessions = InMemorySessions()
+    sessions.save(USER, LONG, past, version=0)
+    with Runner(Agent("assistant", model), sessions=sessions) as runner:
+        output = runner.run(PROMPT, user_id=USER, session_id=LONG).output
+    sent = model.requests[0].messages
+    saved = sessions.load(USER, LONG).messages
+    if output != ANSWER.text or len(sent) != len(past) + 1 or sent[-1] != Message("user", PROMPT):
+        msg = f"a turn on a session of {len(past)} messages sent {len(sent)} messages"
+        raise AssertionError(msg)
+    if len(saved) != len(past) + 2 or saved[: len(past)] != past:
+        msg = f"a turn on a session of {len(past)} messages saved {len(saved)} messages"
+        raise AssertionError(msg)
+
+
+def measure_history(*, repeat: int, sample_ns: int) -> dict[str, float]:
+    """ns per turn: one ``run`` on a session holding 0, or ``HISTORY``, messages.
+
+    Before each sample both sessions are put back to their starting history, so a
+    sample's turns grow the conversation from there (by two messages a turn).
+    """
+    past = history(HISTORY)
+    check_history(past)
+    check_history(())
+    sessions = InMemorySessions()
+    runner = Runner(Agent("assistant", AnswerModel()), sessions=sessions)
+
+    def reset() -> None:
+        for session_id in (SHORT, LONG):
+            sessions.delete(USER, session_id)
+        sessions.save(USER, LONG, past, version=0)
+
+    def sampler(session_id: str) -> Sample:
+        def sample(n: int) -> int:
+            run, prompt = runner.run, PROMPT
+            timer = time.perf_counter_ns
+            runs = itertools.repeat(None, n)
+            start = timer()
+            for _ in runs:
+                run(prompt, user_id=USER, session_id=session_id)
+            return timer() - start
+
+        return sample
+
+    reset()
+    with runner:
+        return best_of(
+            {SHORT: sampler(SHORT), LONG: sampler(LONG)},
+            reset,
+            repeat=repeat,
+            sample_ns=sample_ns,
+        )
+
+
+def check_fresh() -> None:
+    """Assert ``callbacks=[g]`` runs ``g`` alike with a fresh list and with a reused one."""
+    log: list[tuple[int, str]] = []
+    callback = Recording(0, log)
+    reused = [callback]
+    with Runner(Agent("assistant", AnswerModel())) as runner:
+        outputs = [
+            runner.run(PROMPT, callbacks=[callback]).output,
+            runner.run(PROMPT, callbacks=reused).output,
+        ]
+    points = ["before_agent", "before_model", "after_model", "after_agent"]
+    if outputs != [ANSWER.text] * 2 or log != [(0, point) for point in points * 2]:
+        msg = f"callbacks=[g] with a fresh and a reused list: {outputs}, hook calls {log}"
+        raise AssertionError(msg)
+
+
+def measure_fresh(*, repeat: int, sample_ns: int) -> dict[str, float]:
+    """ns per ``run(prompt, callbacks=[g])``: a new list each run against one list reused."""
+    check_fresh()
+    sessions = InMemorySessions()
+    runner = Runner(Agent("assistant", AnswerModel()), sessions=sessions)
+    guard = PassThrough()
+    same = [guard]
+
+    def sample_reused(n: int) -> int:
+        run, prompt, callbacks = runner.run, PROMPT, same
+        timer = time.perf_counter_ns
+        runs = itertools.repeat(None, n)
+        start = timer()
+        for _ in runs:
+            run(prompt, callbacks=callbacks)
+        return timer() - start
+
+    def sample_fresh(n: int) -> int:
+        run, prompt, g = runner.run, PROMPT, guard
+        timer = time.perf_counter_ns
+        runs = itertools.repeat(None, n)
+        start = timer()
+        for _ in runs:
+            run(prompt, callbacks=[g])  # the README's idiom: a list written at the call
+        return timer() - start
+
+    with runner:
+        return best_of(
+            {REUSED: sample_reused, FRESH: sample_fresh},
+            sessions.clear,
+            repeat=repeat,
+            sample_ns=sample_ns,
+        )
+
+
+def report_growth(turns: Mapping[str, float], lists: Mapping[str, float]) -> list[bool]:
+    """Print the long-session and fresh-list figures and their targets; the verdicts."""
+    width = 18
+    print("long session: ns per turn (one Runner.run on an existing session), agent->model, N=0")
+    print(f"{'':>14}{'0 messages':>{width}}{f'{HISTORY:,} messages':>{width}}{'long/short':>12}")
+    growth = turns[LONG] / turns[SHORT]
+    print(f"{RUN:>14}{_ns(turns[SHORT]):>{width}}{_ns(turns[LONG]):>{width}}{growth:>11.2f}x")
+    ok_growth = growth <= HISTORY_MAX
+    print(
+        f"  a turn at {HISTORY:,} messages {growth:5.2f}x a turn at 0, "
+        f"target <= {HISTORY_MAX:g}x: {_verdict(ok_growth)}"
+    )
+    print()
+    print("callbacks list: ns per Runner.run(prompt, callbacks=[g]), agent->model")
+    print(f"{'':>14}{REUSED:>{width}}{FRESH:>{width}}{'fresh/reused':>14}")
+    fresh = lists[FRESH] / lists[REUSED]
+    print(f"{RUN:>14}{_ns(lists[REUSED]):>{width}}{_ns(lists[FRESH]):>{width}}{fresh:>13.2f}x")
+    ok_fresh = fresh <= FRESH_MAX
+    print(
+        f"  a fresh list each run {fresh:5.2f}x the same list reused, "
+        f"target <= {FRESH_MAX:g}x: {_verdict(ok_fresh)}"
+    )
+    print()
+    return [ok_growth, ok_fresh]
+
+
 # -- main -----------------------------------------------------------------------------
 
 
@@ -755,6 +944,9 @@ def main(argv: list[str] | None = None) -> int:
                 with contenders.runner, contenders.arunner:
                     results[n] = measure(contenders, loop, repeat=repeat, sample_ns=sample_ns)
             verdicts += report(scenario, results)
+    turns = measure_history(repeat=repeat, sample_ns=sample_ns)
+    lists = measure_fresh(repeat=repeat, sample_ns=sample_ns)
+    verdicts += report_growth(turns, lists)
     missed = verdicts.count(False)
     print(
         f"targets: {len(verdicts) - missed} of {len(verdicts)} met"
