@@ -12,7 +12,9 @@
 - models: the ``Model`` protocol and ``ScriptedModel`` with ``Rule`` (no network);
 - tools: plain functions (``FunctionTool``) or objects with ``name`` and ``run(args)``;
 - what a run leaves: ``RunResult`` and its typed ``Event`` records;
-- the hooks vocabulary is re-exported, so a program can import from here alone.
+- sessions: the versioned ``SessionStore`` protocol, ``InMemorySessions``, ``Transcript``;
+- the vocabulary hooks receive (contexts, messages, ``State``, ``StopRun``) is
+  re-exported; results, hook points, protocols and dispatch come from ``hooks``.
 """
 
 from hooks import (

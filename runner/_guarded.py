@@ -143,9 +143,9 @@ async def _attempts(
                 following = await _retry(settings, plan, op, ctx, retry, error=error, record=record)
                 if following is None:
                     return outcome, ctx
-                if isinstance(following, Halt):
-                    return following, ctx
-                ctx = following
+                halt, ctx = following
+                if halt is not None:
+                    return halt, ctx
             case Fallback(value):
                 record.add(FallbackEvent(*plan.here(), operation=op.name, attempt=ctx.attempt))
                 return Success(value), ctx
@@ -164,8 +164,11 @@ async def _retry(
     *,
     error: Exception,
     record: Record,
-) -> C | Halt[T] | None:
-    """The context of the next attempt, a guard's ``Halt``, or ``None`` when the budget is spent."""
+) -> tuple[Halt[T] | None, C] | None:
+    """The next attempt's context (with a guard's ``Halt`` if it refused it), after the wait.
+
+    ``None`` when the retry budget is spent: the error goes on, with a note saying so.
+    """
     attempt, budget = ctx.attempt, settings.retry.max_attempts
     if attempt >= budget:
         error.add_note(
@@ -183,12 +186,12 @@ async def _retry(
     await settings.sleep(delay)
     following = replace(retry.ctx, attempt=attempt + 1, max_attempts=budget)
     if not changed:
-        return following
+        return None, following
     # What runs changed: the guards see it before it runs.
     match await plan.before(op.before, following):
         case Halt() as halt:
-            return halt
+            return halt, following
         case Cont(passed):
-            return replace(passed, attempt=attempt + 1, max_attempts=budget)
+            return None, replace(passed, attempt=attempt + 1, max_attempts=budget)
         case again:
             assert_never(again)

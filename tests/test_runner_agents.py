@@ -33,6 +33,7 @@ from runner import (
     Invocation,
     MaxStepsExceeded,
     Message,
+    ModelAttemptEvent,
     ModelContext,
     ModelResponse,
     ModelResponseEvent,
@@ -45,6 +46,7 @@ from runner import (
     StopEvent,
     StopRun,
     ToolArgumentsError,
+    ToolAttemptEvent,
     ToolCall,
     ToolCallEvent,
     ToolContext,
@@ -127,11 +129,15 @@ def test_sub_agent_answer_is_the_tool_result(mode: Mode) -> None:
     assert result.output == "the answer is 42"
     assert [(type(e).__name__, e.branch) for e in result.events] == [
         ("UserMessageEvent", "assistant"),
+        ("ModelAttemptEvent", "assistant"),
         ("ModelResponseEvent", "assistant"),
         ("ToolCallEvent", "assistant"),
+        ("ToolAttemptEvent", "assistant"),
         ("UserMessageEvent", "assistant/researcher"),
+        ("ModelAttemptEvent", "assistant/researcher"),
         ("ModelResponseEvent", "assistant/researcher"),
         ("ToolResultEvent", "assistant"),
+        ("ModelAttemptEvent", "assistant"),
         ("ModelResponseEvent", "assistant"),
     ]
     assert events_of(result, UserMessageEvent)[1].agent == "researcher"
@@ -597,11 +603,16 @@ def test_run_result_fields(mode: Mode) -> None:
     assert result.response == ModelResponse("3")
     assert [type(event) for event in result.events] == [
         UserMessageEvent,
+        ModelAttemptEvent,
         ModelResponseEvent,
         ToolCallEvent,
+        ToolAttemptEvent,
         ToolResultEvent,
+        ModelAttemptEvent,
         ModelResponseEvent,
     ]
+    assert result.run_id
+    assert dict(result.state) == {}
     assert all(event.agent == event.branch == "assistant" for event in result.events)
     times = [event.time for event in result.events]
     assert before <= times[0] <= times[-1] <= after
@@ -800,17 +811,14 @@ def test_concurrent_sub_agents_record_their_events_under_their_call() -> None:
     with Runner(Agent("assistant", model, sub_agents=[first, second])) as runner:
         result = asyncio.run(runner.run_async("go"))
     assert [event.branch for event in result.events] == [
+        *["assistant"] * 3,  # the user's message, the model's attempt and its response
+        *["assistant"] * 2,  # the first call, its attempt
+        *["assistant/first"] * 3,
+        "assistant",  # the first call's result
+        *["assistant"] * 2,
+        *["assistant/second"] * 3,
         "assistant",
-        "assistant",
-        "assistant",
-        "assistant/first",
-        "assistant/first",
-        "assistant",
-        "assistant",
-        "assistant/second",
-        "assistant/second",
-        "assistant",
-        "assistant",
+        *["assistant"] * 2,  # the last model attempt and answer
     ]
     assert [m.content for m in tool_messages(model.requests[1])] == ["one", "two"]
 
@@ -869,11 +877,17 @@ def test_a_session_store_keeps_its_own_list() -> None:
         def __init__(self) -> None:
             self.kept: list[Message] = []
 
-        def load(self, user_id: str, session_id: str, /) -> list[Message]:
-            return self.kept
+        def load(self, user_id: str, session_id: str, /) -> Session:
+            return Session(self.kept, 0)
 
-        def save(self, user_id: str, session_id: str, messages: Sequence[Message], /) -> None:
+        def save(
+            self, user_id: str, session_id: str, messages: Sequence[Message], /, *, version: int
+        ) -> int:
             self.kept = list(messages)
+            return version + 1
+
+        def delete(self, user_id: str, session_id: str, /) -> None:
+            self.kept = []
 
     store = Store()
     model = ScriptedModel([RuntimeError("model down")])

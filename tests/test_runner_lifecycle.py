@@ -23,6 +23,7 @@ from hooks import (
 )
 from runner import (
     Agent,
+    InMemorySessions,
     ModelRequest,
     ModelResponse,
     RetryPolicy,
@@ -100,11 +101,13 @@ def test_empty_or_non_str_ids_are_refused(
     assert model.requests == []
 
 
-def test_sub_agent_called_with_non_dict_args_gets_a_tool_arguments_error(mode: Mode) -> None:
-    """A sub-agent tool called with a list is a tool error the model sees, not a crash."""
+@pytest.mark.parametrize("args", [{"request": 5}, {"query": "x"}, {}])
+def test_sub_agent_called_with_bad_args_gets_a_tool_arguments_error(
+    mode: Mode, args: dict[str, object]
+) -> None:
+    """A sub-agent tool called without one str ``request`` is a tool error the model sees."""
     sub = Agent("helper", ScriptedModel(default="sub"))
-    calls = (ToolCall("c1", "helper", ["not", "a", "dict"]),)  # type: ignore[arg-type]
-    model = ScriptedModel([calling(*calls), "done"])
+    model = ScriptedModel([calling(ToolCall("c1", "helper", args)), "done"])
     with Runner(Agent("assistant", model, sub_agents=[sub])) as runner:
         result = drive(runner, mode, "go")
     [event] = events_of(result, ToolResultEvent)
@@ -367,7 +370,9 @@ def test_close_during_a_run_lets_it_finish_and_refuses_new_ones() -> None:
         result = await task
         assert result.status == "completed"
         assert [e.result.content for e in events_of(result, ToolResultEvent)] == ["waited"]
-        assert len(runner.sessions) == 0  # its own store released once the last run ended
+        store = runner.sessions
+        assert isinstance(store, InMemorySessions)
+        assert len(store) == 0  # its own store released once the last run ended
 
     asyncio.run(main())
 
@@ -392,3 +397,9 @@ def test_tool_args_mapping_reaches_function_tools_as_keywords(mode: Mode) -> Non
         result = drive(runner, mode, "go")
     assert seen == [{"text": "hi"}]
     assert events_of(result, ToolResultEvent)[0].result.content == "HI"
+
+
+def test_a_tool_call_with_non_mapping_args_is_refused_when_made() -> None:
+    """A model adapter cannot build a call whose args are no mapping: the error names it."""
+    with pytest.raises(TypeError, match="ToolCall.args must be a mapping"):
+        ToolCall("c1", "helper", ["not", "a", "dict"])  # type: ignore[arg-type]

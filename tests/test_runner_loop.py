@@ -36,6 +36,7 @@ from runner import (
     Agent,
     AgentContext,
     ErrorEvent,
+    FallbackEvent,
     MaxStepsExceeded,
     Message,
     ModelContext,
@@ -401,7 +402,10 @@ def test_on_tool_error_fallback_is_the_result(mode: Mode) -> None:
     assert capture.outcomes == [Success(ToolResult("fixed"))]
     assert [m.content for m in tool_messages(model.requests[1])] == ["fixed"]
     assert not events_of(result, ToolResultEvent)[0].result.is_error
-    assert events_of(result, ErrorEvent) == []
+    [failed] = events_of(result, ErrorEvent)  # the failed attempt stays on record
+    assert (failed.operation, failed.attempt) == ("tool", 1)
+    [fallback] = events_of(result, FallbackEvent)
+    assert (fallback.operation, fallback.attempt) == ("tool", 1)
 
 
 def test_after_tool_can_turn_a_failure_into_a_result(mode: Mode) -> None:
@@ -838,8 +842,9 @@ def test_tool_budget_spent_becomes_an_error_result(mode: Mode) -> None:
     assert events_of(result, ToolResultEvent)[0].result == ToolResult(
         "OSError: failure 2", is_error=True
     )
-    [event] = events_of(result, ErrorEvent)
-    assert "gave up after 2 attempt(s)" in " ".join(event.error.__notes__)
+    first, last = events_of(result, ErrorEvent)
+    assert (first.attempt, last.attempt) == (1, 2)
+    assert "gave up after 2 attempt(s)" in " ".join(last.error.__notes__)
     assert result.output == "done"
 
 
@@ -1095,14 +1100,17 @@ def test_callback_exceptions_keep_their_type_with_a_note(mode: Mode, point: str)
         ("on_model_error", Fallback("text")),
     ],
 )
-def test_answers_that_are_no_model_response_raise_type_error(
+def test_answers_that_are_no_model_response_raise_invalid_result(
     mode: Mode, point: str, value: object
 ) -> None:
-    """A halt, fallback or success standing in for an answer must hold a ``ModelResponse``."""
+    """A halt, fallback or success standing in for an answer must hold a ``ModelResponse``:
+    ``InvalidResult`` (a ``TypeError``) names the callback, the point and both payloads."""
     hook = hooked(point, lambda *args: value)
     agent = Agent("assistant", ScriptedModel([ModelDown("outage"), "ok"]))
     with (
         Runner(agent, retry=NO_WAIT) as runner,
-        pytest.raises(TypeError, match="must end in a ModelResponse, got str 'text'"),
+        pytest.raises(InvalidResult, match=r"\(str\) 'text'; expected .*\[ModelResponse\]") as info,
     ):
         drive(runner, mode, "go", callbacks=[hook])
+    assert info.value.point == point
+    assert info.value.callback is hook
