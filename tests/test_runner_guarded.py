@@ -283,8 +283,12 @@ class FallBack:
 
 @pytest.mark.parametrize(
     ("callback", "point"),
-    [(HaltTool(), "before_tool"), (ContTool(), "before_tool")]
-    + [(HaltModel(), "before_model"), (ContModel(), "before_model")],
+    [
+        (HaltTool(), "before_tool"),
+        (ContTool(), "before_tool"),
+        (HaltModel(), "before_model"),
+        (ContModel(), "before_model"),
+    ],
 )
 def test_payloads_are_checked_at_the_built_in_points(
     mode: Mode, callback: object, point: str

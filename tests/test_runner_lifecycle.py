@@ -401,5 +401,5 @@ def test_tool_args_mapping_reaches_function_tools_as_keywords(mode: Mode) -> Non
 
 def test_a_tool_call_with_non_mapping_args_is_refused_when_made() -> None:
     """A model adapter cannot build a call whose args are no mapping: the error names it."""
-    with pytest.raises(TypeError, match="ToolCall.args must be a mapping"):
+    with pytest.raises(TypeError, match=r"ToolCall\.args must be a mapping"):
         ToolCall("c1", "helper", ["not", "a", "dict"])  # type: ignore[arg-type]
