@@ -103,13 +103,14 @@ async def guarded(
     Exceptions raised by callbacks (and by a sub-agent's unrecovered run) propagate
     as they are; only what ``execute`` returns as a ``Failure`` reaches the error hooks.
     """
-    match await plan.before(op.before, ctx):
+    decision = await plan.before(op.before, ctx)
+    match decision:
         case Halt(value):
             return Success(value), ctx
         case Cont(passed):
             ctx = replace(passed, attempt=1, max_attempts=settings.retry.max_attempts)
-        case first:
-            assert_never(first)
+        case _:
+            assert_never(decision)
     ended, ctx = await _attempts(settings, plan, op, ctx, execute=execute, record=record)
     if isinstance(ended, Halt):  # a changed retry met a guard that halted it
         return Success(ended.value), ctx
@@ -138,7 +139,8 @@ async def _attempts(
             return outcome, ctx
         error = outcome.failure()
         record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
-        match await plan.on_error(op.on_error, Failure(error), ctx):
+        recovery = await plan.on_error(op.on_error, Failure(error), ctx)
+        match recovery:
             case Retry() as retry:
                 following = await _retry(settings, plan, op, ctx, retry, error=error, record=record)
                 if following is None:
@@ -151,7 +153,7 @@ async def _attempts(
                 return Success(value), ctx
             case Failure() as failure:
                 return failure, ctx
-            case recovery:
+            case _:
                 assert_never(recovery)
 
 
@@ -188,10 +190,11 @@ async def _retry(
     if not changed:
         return None, following
     # What runs changed: the guards see it before it runs.
-    match await plan.before(op.before, following):
+    decision = await plan.before(op.before, following)
+    match decision:
         case Halt() as halt:
             return halt, following
         case Cont(passed):
             return None, replace(passed, attempt=attempt + 1, max_attempts=budget)
-        case again:
-            assert_never(again)
+        case _:
+            assert_never(decision)

@@ -164,19 +164,21 @@ class Run:
     ) -> ModelResponse:
         """``before_agent``, the model/tool loop, ``after_agent``; raises an unrecovered error."""
         record.add(UserMessageEvent(*plan.here(), message=message))
-        match await plan.before(BEFORE_AGENT, AgentContext(plan.invocation, message)):
+        decision = await plan.before(BEFORE_AGENT, AgentContext(plan.invocation, message))
+        match decision:
             case Halt(response):
                 history.messages = history.messages.extend((message, _assistant(response)))
                 record.add(ModelResponseEvent(*plan.here(), response=response))
                 return response
             case Cont(ctx):
                 pass
-            case before:
-                assert_never(before)
+            case _:
+                assert_never(decision)
         # Only the loop's outcome reaches after_agent: an exception a callback raised
         # propagates as it is, never offered to a hook that could swallow it.
         outcome = await self.loop(plan, ctx.message, history, record)
-        match await plan.after(AFTER_AGENT, outcome, ctx):
+        final = await plan.after(AFTER_AGENT, outcome, ctx)
+        match final:
             case Success(response):
                 if type(outcome) is not Success or outcome.unwrap() is not response:
                     # after_agent answered in the loop's place: what the user gets is
@@ -191,8 +193,8 @@ class Run:
                 if type(outcome) is not Failure or error is not outcome.failure():
                     record.add(ErrorEvent(*plan.here(), error=error, operation="agent"))
                 raise error
-            case after:
-                assert_never(after)
+            case _:
+                assert_never(final)
 
     async def loop(
         self, plan: Plan, message: Message, history: _Conversation, record: Record
@@ -218,8 +220,8 @@ class Run:
                     pass
                 case Failure():
                     return outcome
-                case unreachable:
-                    assert_never(unreachable)
+                case _:
+                    assert_never(outcome)
             record.add(ModelResponseEvent(*plan.here(), response=response))
             history.messages = history.messages.append(_assistant(response))
             if not response.tool_calls:
@@ -279,8 +281,8 @@ class Run:
                 pass
             case Failure(error):
                 result = ToolResult(f"{type(error).__name__}: {error}", is_error=True)
-            case unreachable:
-                assert_never(unreachable)
+            case _:
+                assert_never(outcome)
         record.add(ToolResultEvent(*plan.here(), call=ctx.call, result=result))
         return result
 
@@ -327,12 +329,10 @@ class Run:
         )
 
 
-def _request_of(args: object) -> str | None:
+def _request_of(args: Mapping[str, Any]) -> str | None:
     """A sub-agent call's ``request``, or ``None`` when the arguments are not exactly that."""
-    if not isinstance(args, Mapping) or set(args) != {"request"}:
-        return None
-    request = args["request"]
-    return request if isinstance(request, str) else None
+    request: object = args.get("request")
+    return request if isinstance(request, str) and len(args) == 1 else None
 
 
 def _answered(history: Transcript) -> Transcript:
