@@ -16,10 +16,13 @@ returns a tagged result that callers take apart with ``match``::
 - points: ``BeforePoint``, ``AfterPoint``, ``ErrorPoint`` and the eight built-ins;
 - async twins of the protocols (``AsyncBeforeModel`` ...) for ``async def`` methods;
 - dispatch: ``run_before``, ``run_after``, ``run_on_error`` and the ``arun_*`` twins,
-  over a list or its ``compile_callbacks`` form, under a ``DispatchPolicy``;
+  over a list or its ``compile_callbacks`` form, under a ``DispatchPolicy``; a
+  ``Trace`` tells which callback decided;
 - vocabulary: the contexts, messages and the invocation ``State`` hooks receive;
 - observers: ``on_event(HookEvent)``, or ``observing(fn)``.
 """
+
+from importlib.metadata import PackageNotFoundError, version
 
 from returns.result import Failure, Result, Success
 
@@ -38,7 +41,6 @@ from hooks._compile import CompiledCallbacks, compile_callbacks
 from hooks._contexts import AgentContext, ModelContext, ToolContext
 from hooks._dispatch import (
     Callbacks,
-    DispatchPolicy,
     arun_after,
     arun_before,
     arun_on_error,
@@ -70,6 +72,7 @@ from hooks._points import (
     BeforePoint,
     ErrorPoint,
 )
+from hooks._policy import DispatchPolicy, Trace
 from hooks._protocols import (
     AfterAgent,
     AfterModel,
@@ -148,6 +151,8 @@ __all__ = [
     "ToolContext",
     "ToolResult",
     "ToolSpec",
+    "Trace",
+    "__version__",
     "arun_after",
     "arun_before",
     "arun_on_error",
@@ -157,3 +162,9 @@ __all__ = [
     "run_before",
     "run_on_error",
 ]
+
+try:
+    __version__: str = version("hookline")
+    """The installed distribution's version (``"0+unknown"`` when hookline is not installed)."""
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"

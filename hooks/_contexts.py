@@ -20,17 +20,31 @@ class AgentContext:
 
 @dataclass(frozen=True, slots=True)
 class ModelContext:
-    """A model call: ``request`` is what the model will receive; ``attempt`` counts from 1."""
+    """A model call: ``request`` is what the model will receive.
+
+    ``attempt`` counts from 1; ``max_attempts`` is the retry budget of the call (the
+    runner's ``RetryPolicy.max_attempts``), so an error hook can retry, then fall back::
+
+        if ctx.attempt < ctx.max_attempts:
+            return Retry(ctx)
+        return Fallback(ModelResponse(text="the model is unavailable"))
+    """
 
     invocation: Invocation
     request: ModelRequest
     attempt: int = 1
+    max_attempts: int = 1
 
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """A tool call: ``call`` is the model's ``ToolCall(id, name, args)``; ``attempt`` from 1."""
+    """A tool call: ``call`` is the model's ``ToolCall(id, name, args)``.
+
+    ``attempt`` counts from 1 and ``max_attempts`` is the call's retry budget, as in
+    ``ModelContext``.
+    """
 
     invocation: Invocation
     call: ToolCall
     attempt: int = 1
+    max_attempts: int = 1

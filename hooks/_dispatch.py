@@ -1,30 +1,32 @@
-"""Dispatch: one hook point over a callbacks list, by the contract's rules.
+"""Dispatch: one hook point over a callbacks list (the rules are in ``hooks/__init__``).
 
-Two forms of each chain. The sync default-policy loops (``_before``, ``_after``,
-``_on_error``) are the hot path: flat, no per-callback allocation beyond what the
-callbacks build, no signature inspection, no ``isawaitable``. Everything else (a
-non-default ``DispatchPolicy``, async dispatch of a chain with async methods) runs
-the same rules written once as step generators, driven by ``_drive`` or ``_adrive``.
+Two forms of each chain. The sync default-policy loops of ``run_before``,
+``run_after`` and ``run_on_error`` are the hot path: flat, allocating nothing beyond
+what the callbacks build, inspecting no signature, never calling ``isawaitable``.
+Each loop inlines only the tag that hands on (``Cont``; ``Success`` / ``Failure``;
+``Failure``) with its payload check, and stops at anything else: ``_settle`` then
+returns a legal ending result or raises, by the table in ``_rules``. Everything else
+-- a policy that departs from the default, a ``Trace``, async methods to await --
+runs the general path in ``_steps``.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from operator import length_hint
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from returns.result import Failure, Success
 
-from hooks._compile import Chain, CompiledCallbacks, compile_callbacks
-from hooks._errors import InvalidResult, describe
-from hooks._points import AfterPoint, BeforePoint, ErrorPoint
-from hooks._results import BeforeResult, Cont, ErrorResult, Fallback, Halt, Outcome, Retry
+from hooks._compile import CompiledCallbacks, compile_callbacks
+from hooks._points import AfterPoint, AnyPoint, BeforePoint, ErrorPoint
+from hooks._policy import DEFAULT_POLICY, DispatchPolicy, Trace
+from hooks._results import BeforeResult, Cont, ErrorResult, Outcome
+from hooks._rules import invalid, legal
+from hooks._steps import arun_steps, chain_failure, note, run_steps
 
 __all__ = [
     "Callbacks",
-    "DispatchPolicy",
     "arun_after",
     "arun_before",
     "arun_on_error",
@@ -35,40 +37,12 @@ __all__ = [
 
 C = TypeVar("C")
 T = TypeVar("T")
-R = TypeVar("R")
 
 Callbacks: TypeAlias = Sequence[object] | CompiledCallbacks
 """A list or tuple of callbacks (modules or objects), or its compiled form."""
 
-# A step generator yields (index of the method to call, its arguments) and is sent
-# the method's (awaited) result, or thrown what it raised; it returns the chain's result.
-_Steps: TypeAlias = Generator[tuple[int, tuple[Any, ...]], Any, R]
 
-
-@dataclass(frozen=True, slots=True)
-class DispatchPolicy:
-    """How a chain treats ``Halt`` and raising callbacks.
-
-    ``continue_on_halt``: every callback runs and the **last** ``Halt`` wins.
-    ``continue_on_error``: the chain goes on past a raising callback (with the context
-    or outcome it had) and the **first** exception is raised when it ends, beating any
-    ``Halt``.
-    """
-
-    continue_on_halt: bool = False
-    continue_on_error: bool = False
-
-
-DEFAULT_POLICY: Final = DispatchPolicy()
-
-_new: Final = object.__new__
-
-_BEFORE_TAGS: Final = ("Cont", "Halt")
-_AFTER_TAGS: Final = ("Success", "Failure[Exception]")
-_ERROR_TAGS: Final = ("Retry", "Fallback", "Failure[Exception]")
-
-
-# -- sync ---------------------------------------------------------------------------
+# -- sync: the fast loops -----------------------------------------------------------
 
 
 def run_before(
@@ -78,6 +52,7 @@ def run_before(
     /,
     *,
     policy: DispatchPolicy = DEFAULT_POLICY,
+    trace: Trace | None = None,
 ) -> BeforeResult[C, T]:
     """Thread ``ctx`` through each callback's before method; the first ``Halt`` wins.
 
@@ -86,70 +61,69 @@ def run_before(
     """
     compiled = callbacks if type(callbacks) is CompiledCallbacks else compile_callbacks(callbacks)
     methods = compiled._sync.get(point.name)
-    if methods is None or policy is not DEFAULT_POLICY:
-        chain = compiled.sync_chain(point.name, point.kind)
-        return _drive(chain, _before_steps(chain, point.name, ctx, policy))
+    if methods is None or trace is not None or policy is not DEFAULT_POLICY:
+        methods = _fast_methods(compiled, point, policy, trace)
+        if methods is None:
+            return _general(compiled, point, ctx, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
     if not methods:
-        # Rule 2's Cont(ctx), built without the __init__ frame: N = 0 is all fixed cost.
-        empty: Cont[C] = _new(Cont)
-        empty._ctx = ctx
-        return empty
+        return Cont(ctx)
+    context = point.context
     fns = iter(methods)  # its length hint gives the position of a failing method
     try:
         for fn in fns:
             result = fn(ctx)
-            if type(result) is Cont:
-                ctx = result._ctx
-            elif type(result) is Halt:
-                halt: Halt[T] = result
-                return halt
-            else:
+            if type(result) is not Cont:
                 break
+            if result._ctx is not ctx:
+                if context is not None and not isinstance(result._ctx, context):
+                    break
+                ctx = result._ctx
         else:
             # methods is not empty, so result is the last callback's Cont(ctx): the answer.
             last: Cont[C] = result  # type: ignore[possibly-undefined]
             return last
     except Exception as exc:
-        _annotate(exc, compiled.chain(point.name, point.kind), _position(methods, fns), point.name)
+        _noted(exc, compiled, point, methods, fns, given=None)
         raise
-    chain = compiled.chain(point.name, point.kind)
-    raise _invalid(chain, _position(methods, fns), point.name, result, _BEFORE_TAGS)
+    return _settle(compiled, point, methods, fns, result, ctx=ctx, given=None)  # type: ignore[no-any-return]
 
 
 def run_after(
     callbacks: Callbacks,
-    point: AfterPoint[T, C],
+    point: AfterPoint[C, T],
     outcome: Outcome[T],
     ctx: C,
     /,
     *,
     policy: DispatchPolicy = DEFAULT_POLICY,
+    trace: Trace | None = None,
 ) -> Outcome[T]:
     """Thread ``outcome`` through every callback's after method; never short-circuits."""
     compiled = callbacks if type(callbacks) is CompiledCallbacks else compile_callbacks(callbacks)
     methods = compiled._sync.get(point.name)
-    if methods is None or policy is not DEFAULT_POLICY:
-        chain = compiled.sync_chain(point.name, point.kind)
-        return _drive(chain, _after_steps(chain, point.name, outcome, ctx, policy))
-    if not methods:
-        return outcome
+    if methods is None or trace is not None or policy is not DEFAULT_POLICY:
+        methods = _fast_methods(compiled, point, policy, trace)
+        if methods is None:
+            return _general(compiled, point, outcome, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
+    value = point.value
     fns = iter(methods)  # its length hint gives the position of a failing method
     try:
         for fn in fns:
             result = fn(outcome, ctx)
-            if type(result) is Success or (
-                type(result) is Failure and isinstance(result.failure(), Exception)
-            ):
-                outcome = result
-            else:
+            if result is outcome:
+                continue
+            if type(result) is Success:
+                if value is not None and not isinstance(result.unwrap(), value):
+                    break
+            elif type(result) is not Failure or not isinstance(result.failure(), Exception):
                 break
+            outcome = result
         else:
             return outcome
     except Exception as exc:
-        _annotate(exc, compiled.chain(point.name, point.kind), _position(methods, fns), point.name)
+        _noted(exc, compiled, point, methods, fns, given=outcome)
         raise
-    chain = compiled.chain(point.name, point.kind)
-    raise _invalid(chain, _position(methods, fns), point.name, result, _AFTER_TAGS)
+    return _settle(compiled, point, methods, fns, result, ctx=ctx, given=outcome)  # type: ignore[no-any-return]
 
 
 def run_on_error(
@@ -160,6 +134,7 @@ def run_on_error(
     /,
     *,
     policy: DispatchPolicy = DEFAULT_POLICY,
+    trace: Trace | None = None,
 ) -> ErrorResult[C, T]:
     """Pass ``failure`` along the error methods; the first ``Retry`` or ``Fallback`` wins.
 
@@ -167,32 +142,28 @@ def run_on_error(
     """
     compiled = callbacks if type(callbacks) is CompiledCallbacks else compile_callbacks(callbacks)
     methods = compiled._sync.get(point.name)
-    if methods is None or policy is not DEFAULT_POLICY:
-        chain = compiled.sync_chain(point.name, point.kind)
-        return _drive(chain, _error_steps(chain, point.name, failure, ctx, policy))
-    if not methods:
-        return failure
+    if methods is None or trace is not None or policy is not DEFAULT_POLICY:
+        methods = _fast_methods(compiled, point, policy, trace)
+        if methods is None:
+            return _general(compiled, point, failure, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
     fns = iter(methods)  # its length hint gives the position of a failing method
     try:
         for fn in fns:
             result = fn(failure, ctx)
-            if type(result) is Failure and isinstance(result.failure(), Exception):
-                failure = result
-            elif type(result) is Retry or type(result) is Fallback:
-                recovery: Retry[C] | Fallback[T] = result
-                return recovery
-            else:
+            if result is failure:
+                continue
+            if type(result) is not Failure or not isinstance(result.failure(), Exception):
                 break
+            failure = result
         else:
             return failure
     except Exception as exc:
-        _annotate(exc, compiled.chain(point.name, point.kind), _position(methods, fns), point.name)
+        _noted(exc, compiled, point, methods, fns, given=failure)
         raise
-    chain = compiled.chain(point.name, point.kind)
-    raise _invalid(chain, _position(methods, fns), point.name, result, _ERROR_TAGS)
+    return _settle(compiled, point, methods, fns, result, ctx=ctx, given=failure)  # type: ignore[no-any-return]
 
 
-# -- async --------------------------------------------------------------------------
+# -- async: one body for the three ---------------------------------------------------
 
 
 async def arun_before(
@@ -202,30 +173,24 @@ async def arun_before(
     /,
     *,
     policy: DispatchPolicy = DEFAULT_POLICY,
+    trace: Trace | None = None,
 ) -> BeforeResult[C, T]:
     """``run_before`` for async code: awaits ``async def`` methods, calls plain ones."""
-    compiled = compile_callbacks(callbacks)
-    chain = compiled.chain(point.name, point.kind)
-    if not chain.any_async:  # nothing to await: the sync loop, as it is
-        return run_before(compiled, point, ctx, policy=policy)
-    return await _adrive(chain, _before_steps(chain, point.name, ctx, policy))
+    return await _arun(callbacks, point, ctx, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
 
 
 async def arun_after(
     callbacks: Callbacks,
-    point: AfterPoint[T, C],
+    point: AfterPoint[C, T],
     outcome: Outcome[T],
     ctx: C,
     /,
     *,
     policy: DispatchPolicy = DEFAULT_POLICY,
+    trace: Trace | None = None,
 ) -> Outcome[T]:
     """``run_after`` for async code: awaits ``async def`` methods, calls plain ones."""
-    compiled = compile_callbacks(callbacks)
-    chain = compiled.chain(point.name, point.kind)
-    if not chain.any_async:  # nothing to await: the sync loop, as it is
-        return run_after(compiled, point, outcome, ctx, policy=policy)
-    return await _adrive(chain, _after_steps(chain, point.name, outcome, ctx, policy))
+    return await _arun(callbacks, point, outcome, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
 
 
 async def arun_on_error(
@@ -236,165 +201,101 @@ async def arun_on_error(
     /,
     *,
     policy: DispatchPolicy = DEFAULT_POLICY,
+    trace: Trace | None = None,
 ) -> ErrorResult[C, T]:
     """``run_on_error`` for async code: awaits ``async def`` methods, calls plain ones."""
+    return await _arun(callbacks, point, failure, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
+
+
+_SYNC = {"before": run_before, "after": run_after, "error": run_on_error}
+
+
+async def _arun(
+    callbacks: Callbacks,
+    point: AnyPoint,
+    current: Any,
+    ctx: Any,
+    *,
+    policy: DispatchPolicy,
+    trace: Trace | None,
+) -> Any:
     compiled = compile_callbacks(callbacks)
     chain = compiled.chain(point.name, point.kind)
-    if not chain.any_async:  # nothing to await: the sync loop, as it is
-        return run_on_error(compiled, point, failure, ctx, policy=policy)
-    return await _adrive(chain, _error_steps(chain, point.name, failure, ctx, policy))
+    if not chain.any_async:  # nothing to await: the sync dispatch, policy and trace as given
+        args = (current,) if point.kind == "before" else (current, ctx)
+        return _SYNC[point.kind](compiled, point, *args, policy=policy, trace=trace)  # type: ignore[operator]
+    return await arun_steps(chain, point, current, ctx, policy=policy, trace=trace)
 
 
-# -- the rules, once, as step generators --------------------------------------------
+# -- the shared prologue and epilogue of the fast loops ------------------------------
 
 
-def _before_steps(
-    chain: Chain, name: str, ctx: Any, policy: DispatchPolicy
-) -> _Steps[BeforeResult[Any, Any]]:
-    halt: Halt[Any] | None = None
-    first: Exception | None = None
-    for index in range(len(chain.fns)):
-        try:
-            result = yield index, (ctx,)
-        except Exception as exc:
-            first = _caught(exc, chain, index, name, policy=policy, first=first)
-            continue
-        if type(result) is Cont:
-            ctx = result.ctx
-        elif type(result) is Halt:
-            halt = result
-            if not policy.continue_on_halt:
-                break
-        else:
-            first = _refuse(_invalid(chain, index, name, result, _BEFORE_TAGS), policy, first)
-    if first is not None:
-        raise first
-    return Cont(ctx) if halt is None else halt
+def _fast_methods(
+    compiled: CompiledCallbacks, point: AnyPoint, policy: DispatchPolicy, trace: Trace | None
+) -> tuple[Any, ...] | None:
+    """The methods the fast loop may run, or ``None`` when the general path must.
+
+    Builds the point's chain on its first dispatch and refuses async methods. A policy
+    equal to the default (both flags off) is the default, whatever object it is.
+    """
+    if trace is not None:
+        trace.callback = None  # even when the chain cannot be built
+    chain = compiled.sync_chain(point.name, point.kind)
+    if trace is not None or policy.continue_on_halt or policy.continue_on_error:
+        return None
+    return chain.fns
 
 
-def _after_steps(
-    chain: Chain, name: str, outcome: Outcome[Any], ctx: Any, policy: DispatchPolicy
-) -> _Steps[Outcome[Any]]:
-    first: Exception | None = None
-    for index in range(len(chain.fns)):
-        try:
-            result = yield index, (outcome, ctx)
-        except Exception as exc:
-            first = _caught(exc, chain, index, name, policy=policy, first=first)
-            continue
-        if not (type(result) is Success or _is_failure(result)):
-            first = _refuse(_invalid(chain, index, name, result, _AFTER_TAGS), policy, first)
-            continue
-        outcome = result
-    if first is not None:
-        raise first
-    return outcome
+def _general(
+    compiled: CompiledCallbacks,
+    point: AnyPoint,
+    current: Any,
+    ctx: Any,
+    *,
+    policy: DispatchPolicy,
+    trace: Trace | None,
+) -> Any:
+    chain = compiled.sync_chain(point.name, point.kind)
+    return run_steps(chain, point, current, ctx, policy=policy, trace=trace)
 
 
-def _error_steps(
-    chain: Chain, name: str, failure: ErrorResult[Any, Any], ctx: Any, policy: DispatchPolicy
-) -> _Steps[ErrorResult[Any, Any]]:
-    first: Exception | None = None
-    for index in range(len(chain.fns)):
-        try:
-            result = yield index, (failure, ctx)
-        except Exception as exc:
-            first = _caught(exc, chain, index, name, policy=policy, first=first)
-            continue
-        if not (_is_failure(result) or type(result) is Retry or type(result) is Fallback):
-            first = _refuse(_invalid(chain, index, name, result, _ERROR_TAGS), policy, first)
-            continue
-        failure = result  # the last Failure, or the recovery that ends the chain
-        if type(result) is not Failure:
-            break
-    if first is not None:
-        raise first
-    return failure
+def _settle(
+    compiled: CompiledCallbacks,
+    point: AnyPoint,
+    methods: tuple[Any, ...],
+    fns: Iterator[Any],
+    result: Any,
+    *,
+    ctx: object,
+    given: object,
+) -> Any:
+    """The result that stopped a fast loop, if it is a legal end; else ``InvalidResult``.
+
+    ``given`` is the outcome or failure the callback received (``None`` for before).
+    """
+    tag = legal(point, result, ctx)
+    if tag is not None and tag.ends:
+        return result
+    owner = compiled.chain(point.name, point.kind).owners[_position(methods, fns)]
+    error = invalid(owner, point, result, ctx)
+    chain_failure(error, given)
+    raise error
 
 
-def _drive(chain: Chain, steps: _Steps[R]) -> R:
-    """Run a step generator, calling each method directly."""
-    fns = chain.fns
-    try:
-        index, args = next(steps)
-        while True:
-            try:
-                result = fns[index](*args)
-            except Exception as exc:
-                index, args = steps.throw(exc)
-            else:
-                index, args = steps.send(result)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-    except RuntimeError as err:
-        # PEP 479 turns a callback's StopIteration, re-raised by the step generator, into a
-        # RuntimeError; a callback's own RuntimeError carries our note. Rule 6 keeps the type.
-        # (_adrive cannot do this: a coroutine converts StopIteration the same way.)
-        if isinstance(err.__cause__, StopIteration) and not hasattr(err, "__notes__"):
-            raise err.__cause__ from None
-        raise
-
-
-async def _adrive(chain: Chain, steps: _Steps[R]) -> R:
-    """Run a step generator, awaiting the methods known to be async."""
-    fns, asyncs = chain.fns, chain.asyncs
-    try:
-        index, args = next(steps)
-        while True:
-            try:
-                result = fns[index](*args)
-                if asyncs[index]:
-                    result = await result
-            except Exception as exc:
-                index, args = steps.throw(exc)
-            else:
-                index, args = steps.send(result)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-
-
-# -- helpers ------------------------------------------------------------------------
+def _noted(
+    exc: Exception,
+    compiled: CompiledCallbacks,
+    point: AnyPoint,
+    methods: tuple[Any, ...],
+    fns: Iterator[Any],
+    *,
+    given: object,
+) -> None:
+    owner = compiled.chain(point.name, point.kind).owners[_position(methods, fns)]
+    note(exc, owner, point.name)
+    chain_failure(exc, given)
 
 
 def _position(methods: tuple[object, ...], fns: Iterator[object]) -> int:
     """The index of the method ``fns`` last yielded; exact even when one method is listed twice."""
     return len(methods) - length_hint(fns) - 1
-
-
-def _is_failure(result: object) -> bool:
-    return type(result) is Failure and isinstance(result.failure(), Exception)
-
-
-def _caught(
-    exc: Exception,
-    chain: Chain,
-    index: int,
-    name: str,
-    *,
-    policy: DispatchPolicy,
-    first: Exception | None,
-) -> Exception:
-    """Annotate ``exc``; re-raise it unless the policy goes on. Returns the first error."""
-    _annotate(exc, chain, index, name)
-    if not policy.continue_on_error:
-        raise exc
-    return exc if first is None else first
-
-
-def _refuse(invalid: InvalidResult, policy: DispatchPolicy, first: Exception | None) -> Exception:
-    """Raise ``invalid`` now; under ``continue_on_error`` it waits, like a raised error."""
-    if not policy.continue_on_error:
-        raise invalid
-    return invalid if first is None else first
-
-
-def _annotate(exc: BaseException, chain: Chain, index: int, name: str) -> None:
-    exc.add_note(f"raised in callback {describe(chain.owners[index])} at hook point {name!r}")
-
-
-def _invalid(
-    chain: Chain, index: int, name: str, result: object, expected: tuple[str, ...]
-) -> InvalidResult:
-    if inspect.iscoroutine(result):
-        result.close()  # a plain def that returned a coroutine: never awaited, say so once
-    return InvalidResult(chain.owners[index], name, result, expected)

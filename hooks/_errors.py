@@ -28,20 +28,32 @@ class InvalidResult(HookError, TypeError):
     """A callback returned a value its hook point does not allow (``None`` included).
 
     ``callback`` is the module or object, ``point`` the hook point's name, ``value``
-    what came back and ``expected`` the names of the tags that were allowed.
+    what came back and ``expected`` the tags that were allowed (with their payload
+    types when the point declares them: ``Halt[ToolResult]``). ``problem`` is set when
+    the tag was legal but its payload was not: what came back and what was expected,
+    as in ``"Halt(str) 'refused'; expected Halt[ToolResult]"``; it is ``None`` when
+    the tag itself was wrong.
     """
 
     def __init__(
-        self, callback: object, point: str, value: object, expected: tuple[str, ...]
+        self,
+        callback: object,
+        point: str,
+        value: object,
+        expected: tuple[str, ...],
+        *,
+        problem: str | None = None,
     ) -> None:
         self.callback = callback
         self.point = point
         self.value = value
         self.expected = expected
-        super().__init__(
-            f"{describe(callback)}.{point} returned {type(value).__name__} ({value!r:.80}); "
-            f"expected {' or '.join(expected)}"
-        )
+        self.problem = problem
+        if problem is None:
+            got = f"{type(value).__name__} ({value!r:.80}); expected {' or '.join(expected)}"
+        else:
+            got = problem
+        super().__init__(f"{describe(callback)}.{point} returned {got}")
 
 
 @final

@@ -23,6 +23,11 @@ class HookEvent:
     carried by a ``Failure`` result, or, for an error point that recovered, the error it
     recovered from. ``duration`` is the chain's time in seconds, ``time`` (``time.time()``)
     when it started, ``attempt`` the operation's attempt (from 1).
+
+    ``callback`` names the callback that decided the dispatch -- the one that halted,
+    recovered, replaced the context or outcome, or raised (see ``hooks.Trace``) -- as
+    messages name it (``"Guard instance"``, ``"module 'guards'"``); ``None`` when no
+    callback changed anything. ``run_id`` tells apart the events of concurrent runs.
     """
 
     point: str
@@ -35,6 +40,8 @@ class HookEvent:
     error: BaseException | None = None
     attempt: int = 1
     time: float = 0.0
+    callback: str | None = None
+    run_id: str = ""
 
 
 @final

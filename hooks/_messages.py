@@ -2,18 +2,22 @@
 
 The runner fills these; they live in ``hooks`` so callbacks import nothing else.
 All are frozen slotted dataclasses: a hook that wants a change builds a new one
-(``dataclasses.replace``) and returns it in a ``Cont``.
+(``dataclasses.replace``) and returns it in a ``Cont``. Fields are checked when a
+record is built (a few ``type(x) is str`` tests), so a wrong one fails there, with a
+``TypeError`` naming the field, what it must be and what it got -- not later, inside
+a model or a tool.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, NoReturn, TypeAlias
 
 __all__ = ["Message", "ModelRequest", "ModelResponse", "Role", "ToolCall", "ToolResult", "ToolSpec"]
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
+_ROLES: Final = frozenset(("system", "user", "assistant", "tool"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +27,15 @@ class ToolCall:
     id: str
     name: str
     args: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        id_, name, args = self.id, self.name, self.args  # as given, whatever the annotations say
+        if not _is_str(id_):
+            _refuse(self, "id", "a str", id_)
+        if not _is_str(name):
+            _refuse(self, "name", "a str", name)
+        if type(args) is not dict and not isinstance(args, Mapping):
+            _refuse(self, "args", "a mapping of argument names to values", args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +51,19 @@ class Message:
     tool_call_id: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     name: str | None = None
+
+    def __post_init__(self) -> None:
+        call_id, name, calls = self.tool_call_id, self.name, self.tool_calls
+        if self.role not in _ROLES:
+            _refuse(self, "role", "one of 'system', 'user', 'assistant', 'tool'", self.role)
+        if not _is_str(self.content):
+            _refuse(self, "content", "a str", self.content)
+        if call_id is not None and not _is_str(call_id):
+            _refuse(self, "tool_call_id", "a str or None", call_id)
+        if name is not None and not _is_str(name):
+            _refuse(self, "name", "a str or None", name)
+        if calls or type(calls) is not tuple:
+            _check_calls(self, calls, unique=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +95,13 @@ class ModelResponse:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
 
+    def __post_init__(self) -> None:
+        calls = self.tool_calls
+        if not _is_str(self.text):
+            _refuse(self, "text", "a str", self.text)
+        if calls or type(calls) is not tuple:
+            _check_calls(self, calls, unique=True)
+
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
@@ -76,3 +109,37 @@ class ToolResult:
 
     content: str
     is_error: bool = False
+
+    def __post_init__(self) -> None:
+        is_error: object = self.is_error
+        if not _is_str(self.content):
+            _refuse(self, "content", "a str", self.content)
+        if type(is_error) is not bool:
+            _refuse(self, "is_error", "a bool", is_error)
+
+
+def _is_str(value: object) -> bool:
+    return type(value) is str or isinstance(value, str)
+
+
+def _check_calls(record: object, calls: object, *, unique: bool) -> None:
+    """``calls`` must be a tuple of ``ToolCall`` (a list would not hash), ids distinct if
+    ``unique``."""
+    if type(calls) is not tuple:
+        _refuse(record, "tool_calls", "a tuple of ToolCall (write tuple(calls))", calls)
+    ids: set[str] = set()
+    for call in calls:
+        if type(call) is not ToolCall and not isinstance(call, ToolCall):
+            _refuse(record, "tool_calls", "a tuple of ToolCall, holding", call)
+        if unique and call.id in ids:
+            msg = (
+                f"{type(record).__name__}.tool_calls holds two calls with id {call.id!r}; "
+                "each tool call of one response needs its own id"
+            )
+            raise ValueError(msg)
+        ids.add(call.id)
+
+
+def _refuse(record: object, name: str, expected: str, got: object) -> NoReturn:
+    msg = f"{type(record).__name__}.{name} must be {expected}, got {type(got).__name__} {got!r:.60}"
+    raise TypeError(msg)

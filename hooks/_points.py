@@ -1,19 +1,27 @@
 """Hook points: typed names of the method each callback may define.
 
 A point's type parameters tie the dispatch functions together: ``run_before`` on a
-``BeforePoint[C, T]`` takes a ``C`` and returns ``Cont[C] | Halt[T]``. Declaring a
-point (constructing it) registers its name, so a callback method misspelled close
-to it is caught when a callbacks list is compiled.
+``BeforePoint[C, T]`` takes a ``C`` and returns ``Cont[C] | Halt[T]``. Every kind is
+written context first, result second (0.1's ``AfterPoint[T, C]`` became
+``AfterPoint[C, T]`` in 0.2).
+
+A point may also carry its payload types for run time: ``context`` (the class of
+``C``) and ``value`` (the class of ``T``). Dispatch then checks what each callback
+hands on -- a ``Cont`` or ``Retry`` context, a ``Halt``, ``Fallback`` or ``Success``
+value -- and refuses a wrong one with ``InvalidResult``. The built-in points declare
+both; a point without them checks nothing beyond the tags.
+
+Declaring a point (constructing it) registers its name, so a callback method
+misspelled close to it is caught when a callbacks list is compiled.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, ClassVar, Final, Generic, TypeVar, final
+from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar, final
 
-if TYPE_CHECKING:
-    from hooks._contexts import AgentContext, ModelContext, ToolContext
-    from hooks._messages import ModelResponse, ToolResult
+from hooks._contexts import AgentContext, ModelContext, ToolContext
+from hooks._messages import ModelResponse, ToolResult
 
 __all__ = [
     "AFTER_AGENT",
@@ -44,7 +52,7 @@ SIGNATURES: Final = {
 }
 
 _lock = threading.Lock()
-_known: dict[str, str] = {ON_EVENT: "event"}  # declared name -> kind
+_known: dict[str, str] = {ON_EVENT: "event"}  # declared name -> kind, in declaration order
 
 
 def known_points() -> dict[str, str]:
@@ -54,19 +62,45 @@ def known_points() -> dict[str, str]:
 
 
 def declarations() -> int:
-    """How many point names are declared: it grows when a new name is declared."""
+    """How many point names are declared: the registry's generation, since it only grows."""
     return len(_known)
 
 
+def kind_of(name: str) -> str | None:
+    """The kind of the declared point ``name``, or ``None`` when no point has that name."""
+    return _known.get(name)
+
+
+def declared_since(count: int) -> list[str]:
+    """The names declared after the first ``count``, in declaration order."""
+    with _lock:
+        return list(_known)[count:]
+
+
 class _Point:
-    __slots__ = ("name",)
+    __slots__ = ("context", "name", "value")
     kind: ClassVar[str]
 
-    def __init__(self, name: str, /) -> None:
+    def __init__(
+        self,
+        name: str,
+        /,
+        *,
+        context: type[object] | None = None,
+        value: type[object] | None = None,
+    ) -> None:
         checked: object = name  # callers without a type checker pass anything
         if not isinstance(checked, str) or not name.isidentifier() or name.startswith("_"):
             msg = f"a hook point name must be a public identifier, got {name!r}"
             raise ValueError(msg)
+        payload_types: tuple[tuple[str, object], ...] = (("context", context), ("value", value))
+        for label, given in payload_types:
+            if given is not None and not isinstance(given, type):
+                msg = (
+                    f"{type(self).__name__}({name!r}): {label} must be a class "
+                    f"(what isinstance checks the payload against) or None, got {given!r}"
+                )
+                raise TypeError(msg)
         with _lock:
             kind = _known.setdefault(name, self.kind)
         if kind != self.kind:
@@ -76,17 +110,31 @@ class _Point:
             )
             raise ValueError(msg)
         object.__setattr__(self, "name", name)
+        object.__setattr__(self, "context", context)
+        object.__setattr__(self, "value", value)
 
-    name: Final[str]  # type: ignore[misc]  # set once in __init__, read-only after
+    # Set once in __init__ and read-only after (``__setattr__`` refuses).
+    name: Final[str]  # type: ignore[misc]
+    context: Final[type[object] | None]  # type: ignore[misc]
+    """The class every context a callback hands on must be an instance of, or ``None``."""
+    value: Final[type[object] | None]  # type: ignore[misc]
+    """The class every result value a callback hands on must be an instance of, or ``None``."""
 
     def __setattr__(self, attr: str, value: object) -> None:
         msg = f"hook points are immutable: cannot set {attr!r} on {self!r}"
         raise AttributeError(msg)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r})"
+        types = "".join(
+            f", {label}={given.__qualname__}"
+            for label, given in (("context", self.context), ("value", self.value))
+            if given is not None
+        )
+        return f"{type(self).__name__}({self.name!r}{types})"
 
     def __eq__(self, other: object) -> bool:
+        # A point is its kind and name: the payload types describe it, they do not make
+        # another point (the registry allows one kind per name, whatever the types).
         return type(other) is type(self) and other.name == self.name
 
     def __hash__(self) -> int:
@@ -95,33 +143,76 @@ class _Point:
 
 @final
 class BeforePoint(_Point, Generic[C, T]):
-    """A point whose methods take ``(ctx)`` and return ``Cont[C] | Halt[T]``."""
+    """A point whose methods take ``(ctx)`` and return ``Cont[C] | Halt[T]``.
+
+    ``context`` / ``value`` (optional): the classes of ``C`` and ``T``, checked at run time.
+    """
 
     __slots__ = ()
     kind = "before"
 
+    def __init__(
+        self, name: str, /, *, context: type[C] | None = None, value: type[T] | None = None
+    ) -> None:
+        super().__init__(name, context=context, value=value)
+
 
 @final
-class AfterPoint(_Point, Generic[T, C]):
-    """A point whose methods take ``(outcome, ctx)`` and return a ``Result[T, Exception]``."""
+class AfterPoint(_Point, Generic[C, T]):
+    """A point whose methods take ``(outcome, ctx)`` and return a ``Result[T, Exception]``.
+
+    ``context`` / ``value`` (optional): the classes of ``C`` and ``T``, checked at run time.
+    """
 
     __slots__ = ()
     kind = "after"
 
+    def __init__(
+        self, name: str, /, *, context: type[C] | None = None, value: type[T] | None = None
+    ) -> None:
+        super().__init__(name, context=context, value=value)
+
 
 @final
 class ErrorPoint(_Point, Generic[C, T]):
-    """A point whose methods take ``(failure, ctx)`` and return ``Retry | Fallback | Failure``."""
+    """A point whose methods take ``(failure, ctx)`` and return ``Retry | Fallback | Failure``.
+
+    ``context`` / ``value`` (optional): the classes of ``C`` and ``T``, checked at run time.
+    """
 
     __slots__ = ()
     kind = "error"
 
+    def __init__(
+        self, name: str, /, *, context: type[C] | None = None, value: type[T] | None = None
+    ) -> None:
+        super().__init__(name, context=context, value=value)
 
-BEFORE_AGENT: Final[BeforePoint[AgentContext, ModelResponse]] = BeforePoint("before_agent")
-AFTER_AGENT: Final[AfterPoint[ModelResponse, AgentContext]] = AfterPoint("after_agent")
-BEFORE_MODEL: Final[BeforePoint[ModelContext, ModelResponse]] = BeforePoint("before_model")
-AFTER_MODEL: Final[AfterPoint[ModelResponse, ModelContext]] = AfterPoint("after_model")
-ON_MODEL_ERROR: Final[ErrorPoint[ModelContext, ModelResponse]] = ErrorPoint("on_model_error")
-BEFORE_TOOL: Final[BeforePoint[ToolContext, ToolResult]] = BeforePoint("before_tool")
-AFTER_TOOL: Final[AfterPoint[ToolResult, ToolContext]] = AfterPoint("after_tool")
-ON_TOOL_ERROR: Final[ErrorPoint[ToolContext, ToolResult]] = ErrorPoint("on_tool_error")
+
+BEFORE_AGENT: Final[BeforePoint[AgentContext, ModelResponse]] = BeforePoint(
+    "before_agent", context=AgentContext, value=ModelResponse
+)
+AFTER_AGENT: Final[AfterPoint[AgentContext, ModelResponse]] = AfterPoint(
+    "after_agent", context=AgentContext, value=ModelResponse
+)
+BEFORE_MODEL: Final[BeforePoint[ModelContext, ModelResponse]] = BeforePoint(
+    "before_model", context=ModelContext, value=ModelResponse
+)
+AFTER_MODEL: Final[AfterPoint[ModelContext, ModelResponse]] = AfterPoint(
+    "after_model", context=ModelContext, value=ModelResponse
+)
+ON_MODEL_ERROR: Final[ErrorPoint[ModelContext, ModelResponse]] = ErrorPoint(
+    "on_model_error", context=ModelContext, value=ModelResponse
+)
+BEFORE_TOOL: Final[BeforePoint[ToolContext, ToolResult]] = BeforePoint(
+    "before_tool", context=ToolContext, value=ToolResult
+)
+AFTER_TOOL: Final[AfterPoint[ToolContext, ToolResult]] = AfterPoint(
+    "after_tool", context=ToolContext, value=ToolResult
+)
+ON_TOOL_ERROR: Final[ErrorPoint[ToolContext, ToolResult]] = ErrorPoint(
+    "on_tool_error", context=ToolContext, value=ToolResult
+)
+
+AnyPoint: TypeAlias = BeforePoint[Any, Any] | AfterPoint[Any, Any] | ErrorPoint[Any, Any]
+"""Any dispatchable hook point."""

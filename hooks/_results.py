@@ -1,8 +1,9 @@
 """The four tagged results callbacks return, and the aliases that name their unions.
 
-Each class is ``@final``, immutable (read-only properties over private slots) and as
-cheap to build as a plain slotted class: the dispatcher builds and inspects one per
-callback, so construction is the per-callback cost of every hook point.
+Each class is ``@final``, with read-only properties over private slots: nothing in
+hookline writes a slot after construction (dispatch reads them directly, on its hot
+path). Construction is as cheap as a plain slotted class's: a callback builds one per
+call, so it is the per-callback cost of every hook point.
 """
 
 from __future__ import annotations

@@ -3,27 +3,46 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import types
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, final, overload
+from typing import Any, Final, Generic, TypeVar, final, overload
+
+from typing_extensions import TypeVar as DefaultTypeVar
 
 __all__ = ["Invocation", "State", "StateKey"]
 
 T = TypeVar("T")
-D = TypeVar("D")
+# The default's type in ``get``. Its own default (None) is what makes ``get(KEY)`` an
+# ``int | None`` that mypy can also read where any object will do (f-strings, logging,
+# a ``dict[str, object]``): with a plain ``-> T | None`` mypy solved ``T`` from such a
+# context as ``object`` and then refused ``StateKey[int]`` for ``StateKey[object]``.
+D = DefaultTypeVar("D", default=None)
+_MISSING: Final[Any] = object()
 
 
 @final
 class StateKey(Generic[T]):
     """A typed key: ``COUNT = StateKey[int]("count")`` makes ``state.get(COUNT)`` an ``int | None``.
 
-    Two keys with the same name address the same entry (plain strings too).
+    Two keys with the same name address the same entry (plain strings too). A key is
+    immutable: its ``name`` cannot be reassigned.
     """
 
     __slots__ = ("name",)
 
     def __init__(self, name: str, /) -> None:
-        self.name = name
+        checked: object = name  # callers without a type checker pass anything
+        if not isinstance(checked, str):
+            msg = f"a StateKey's name must be a str, got {type(checked).__name__} {checked!r:.60}"
+            raise TypeError(msg)
+        object.__setattr__(self, "name", name)
+
+    name: Final[str]  # type: ignore[misc]  # set once in __init__, read-only after
+
+    def __setattr__(self, attr: str, value: object) -> None:
+        msg = f"state keys are immutable: cannot set {attr!r} on {self!r}"
+        raise AttributeError(msg)
 
     def __repr__(self) -> str:
         return f"StateKey({self.name!r})"
@@ -37,16 +56,15 @@ class State:
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
-        self._lock = threading.Lock()
+        # Reentrant: an ``update`` function that reads the state waits for no one.
+        self._lock = threading.RLock()
 
     @overload
-    def get(self, key: StateKey[T], /) -> T | None: ...
-    @overload
-    def get(self, key: StateKey[T], default: D, /) -> T | D: ...
+    def get(self, key: StateKey[T], default: D = ..., /) -> T | D: ...
     @overload
     def get(self, key: str, default: Any = None, /) -> Any: ...
     def get(self, key: StateKey[Any] | str, default: Any = None, /) -> Any:
-        """The value stored under ``key``, or ``default`` when there is none."""
+        """The value stored under ``key``, or ``default`` (``None``) when there is none."""
         with self._lock:
             return self._data.get(_name(key), default)
 
@@ -59,10 +77,40 @@ class State:
         with self._lock:
             self._data[_name(key)] = value
 
+    @overload
+    def update(self, key: StateKey[T], fn: Callable[[T | None], T], /) -> T: ...
+    @overload
+    def update(self, key: StateKey[T], fn: Callable[[T], T], /, *, default: T) -> T: ...
+    @overload
+    def update(self, key: str, fn: Callable[[Any], Any], /, *, default: Any = ...) -> Any: ...
+    def update(
+        self, key: StateKey[Any] | str, fn: Callable[[Any], Any], /, *, default: Any = _MISSING
+    ) -> Any:
+        """Store ``fn(current)`` under ``key`` atomically and return it.
+
+        ``current`` is the stored value, else ``default`` when given, else ``None``::
+
+            state.update(CALLS, lambda n: n + 1, default=0)
+
+        No other ``set`` or ``update`` of this state runs in between, so concurrent
+        updates are never lost. ``fn`` runs under the state's lock: keep it short. If it
+        raises, nothing is stored.
+        """
+        name = _name(key)
+        with self._lock:
+            current = self._data.get(name, None if default is _MISSING else default)
+            value = self._data[name] = fn(current)
+            return value
+
     def delete(self, key: StateKey[Any] | str, /) -> None:
         """Remove ``key``; a missing key is not an error."""
         with self._lock:
             self._data.pop(_name(key), None)
+
+    def snapshot(self) -> Mapping[str, Any]:
+        """A read-only copy of the state as it is now: later changes do not show in it."""
+        with self._lock:
+            return types.MappingProxyType(dict(self._data))
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, StateKey | str):

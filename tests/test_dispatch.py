@@ -12,7 +12,7 @@ import inspect
 import types
 import uuid
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypedDict, TypeVar
 
 import pytest
 from returns.result import Failure, Success
@@ -41,6 +41,7 @@ from hooks import (
     Outcome,
     Retry,
     StopRun,
+    Trace,
     arun_after,
     arun_before,
     arun_on_error,
@@ -142,6 +143,10 @@ def passing(*args: Any) -> Any:
     return Cont(args[0]) if len(args) == 1 else args[0]
 
 
+def listening(event: object) -> None:
+    """An observer's ``on_event``: the one method of callbacks that define no point's method."""
+
+
 def raising(exc: BaseException) -> Fn:
     """A hook that raises ``exc``."""
 
@@ -154,8 +159,21 @@ def raising(exc: BaseException) -> Fn:
 # -- dispatching --------------------------------------------------------------------
 
 
-def _policy(policy: DispatchPolicy | None) -> dict[str, DispatchPolicy]:
-    return {} if policy is None else {"policy": policy}
+class Options(TypedDict, total=False):
+    """The keyword arguments every dispatch function takes."""
+
+    policy: DispatchPolicy
+    trace: Trace | None
+
+
+def _options(policy: DispatchPolicy | None, trace: Trace | None) -> Options:
+    """Only the options given, so a default dispatch is called exactly as users call it."""
+    options = Options()
+    if policy is not None:
+        options["policy"] = policy
+    if trace is not None:
+        options["trace"] = trace
+    return options
 
 
 class Dispatch:
@@ -180,25 +198,31 @@ class Dispatch:
         callbacks: Callbacks,
         point: BeforePoint[C, T],
         ctx: C,
+        *,
         policy: DispatchPolicy | None = None,
+        trace: Trace | None = None,
     ) -> BeforeResult[C, T]:
         """``run_before`` or ``arun_before``."""
+        options = _options(policy, trace)
         if self.mode == "sync":
-            return run_before(callbacks, point, ctx, **_policy(policy))
-        return asyncio.run(arun_before(callbacks, point, ctx, **_policy(policy)))
+            return run_before(callbacks, point, ctx, **options)
+        return asyncio.run(arun_before(callbacks, point, ctx, **options))
 
     def after(
         self,
         callbacks: Callbacks,
-        point: AfterPoint[T, C],
+        point: AfterPoint[C, T],
         outcome: Outcome[T],
         ctx: C,
+        *,
         policy: DispatchPolicy | None = None,
+        trace: Trace | None = None,
     ) -> Outcome[T]:
         """``run_after`` or ``arun_after``."""
+        options = _options(policy, trace)
         if self.mode == "sync":
-            return run_after(callbacks, point, outcome, ctx, **_policy(policy))
-        return asyncio.run(arun_after(callbacks, point, outcome, ctx, **_policy(policy)))
+            return run_after(callbacks, point, outcome, ctx, **options)
+        return asyncio.run(arun_after(callbacks, point, outcome, ctx, **options))
 
     def on_error(
         self,
@@ -206,23 +230,31 @@ class Dispatch:
         point: ErrorPoint[C, T],
         failure: Failure[Exception],
         ctx: C,
+        *,
         policy: DispatchPolicy | None = None,
+        trace: Trace | None = None,
     ) -> ErrorResult[C, T]:
         """``run_on_error`` or ``arun_on_error``."""
+        options = _options(policy, trace)
         if self.mode == "sync":
-            return run_on_error(callbacks, point, failure, ctx, **_policy(policy))
-        return asyncio.run(arun_on_error(callbacks, point, failure, ctx, **_policy(policy)))
+            return run_on_error(callbacks, point, failure, ctx, **options)
+        return asyncio.run(arun_on_error(callbacks, point, failure, ctx, **options))
 
     def probe(
-        self, which: str, callbacks: Callbacks, policy: DispatchPolicy | None = None
+        self,
+        which: str,
+        callbacks: Callbacks,
+        policy: DispatchPolicy | None = None,
+        trace: Trace | None = None,
     ) -> object:
         """Dispatch the ``which`` probe point with a context of 1 (and ``Success(1)`` or a
         ``Failure``)."""
         if which == "before":
-            return self.before(callbacks, BEFORE, 1, policy)
+            return self.before(callbacks, BEFORE, 1, policy=policy, trace=trace)
         if which == "after":
-            return self.after(callbacks, AFTER, Success(1), 1, policy)
-        return self.on_error(callbacks, ON_ERROR, Failure(Boom("probe")), 1, policy)
+            return self.after(callbacks, AFTER, Success(1), 1, policy=policy, trace=trace)
+        failure: Failure[Exception] = Failure(Boom("probe"))
+        return self.on_error(callbacks, ON_ERROR, failure, 1, policy=policy, trace=trace)
 
 
 @pytest.fixture(params=["sync", "async"])
@@ -311,9 +343,9 @@ def test_callbacks_without_the_method_are_skipped(
     others = {name: rec(log, "other", passing) for name in HOOK.values() if name != HOOK[which]}
     callbacks = [
         make("a", **{HOOK[which]: dispatch.hook(rec(log, "a", passing))}),
-        make("empty"),
+        make("observer", on_event=listening),
         make("others", **others),
-        object(),
+        observing(listening),
         make("b", **{HOOK[which]: rec(log, "b", passing)}),
     ]
     dispatch.probe(which, callbacks)
@@ -352,7 +384,7 @@ def test_chain_of_callbacks_without_the_method_is_the_identity(
     dispatch: Dispatch, make: Make, model_ctx: ModelContext
 ) -> None:
     """Callbacks that define none of the points leave context, outcome and failure untouched."""
-    callbacks = [make("x", before_tool=passing), make("y")]
+    callbacks = [make("x", before_tool=passing), make("y", on_event=listening)]
     before = dispatch.before(callbacks, BEFORE_MODEL, model_ctx)
     assert isinstance(before, Cont)
     assert before.ctx is model_ctx
@@ -468,7 +500,7 @@ def test_after_hooks_receive_the_context(dispatch: Dispatch, make: Make) -> None
         return outcome
 
     callbacks = [make("a", after_probe=dispatch.hook(hook)), make("b", after_probe=hook)]
-    dispatch.after(callbacks, AfterPoint[int, object]("after_probe"), Success(1), ctx)
+    dispatch.after(callbacks, AfterPoint[object, int]("after_probe"), Success(1), ctx)
     assert seen == [ctx, ctx]
 
 
@@ -672,7 +704,7 @@ def test_continue_on_halt_runs_every_callback_and_the_last_halt_wins(
         make("d", before_probe=rec(log, "d", lambda ctx: Cont(ctx + 1))),
     ]
     policy = DispatchPolicy(continue_on_halt=True)
-    assert dispatch.before(callbacks, BEFORE, 1, policy) is last
+    assert dispatch.before(callbacks, BEFORE, 1, policy=policy) is last
     assert log == ["a", "b", "c", "d"]
 
 
@@ -685,7 +717,7 @@ def test_continue_on_halt_without_a_halt_threads_the_context(
         make("b", before_probe=lambda ctx: Cont(ctx * 3)),
     ]
     policy = DispatchPolicy(continue_on_halt=True)
-    assert dispatch.before(callbacks, BEFORE, 1, policy) == Cont(6)
+    assert dispatch.before(callbacks, BEFORE, 1, policy=policy) == Cont(6)
 
 
 def test_continue_on_error_in_before_goes_on_and_raises_the_first(
@@ -711,7 +743,7 @@ def test_continue_on_error_in_before_goes_on_and_raises_the_first(
         make("c", before_probe=record(lambda ctx: Cont(ctx + 5))),
     ]
     with pytest.raises(Boom) as excinfo:
-        dispatch.before(callbacks, BEFORE, 1, DispatchPolicy(continue_on_error=True))
+        dispatch.before(callbacks, BEFORE, 1, policy=DispatchPolicy(continue_on_error=True))
     assert excinfo.value is first
     assert seen == [1, 2, 2, 20, 20]
     assert described(kind, "r1") in first.__notes__[0]
@@ -732,7 +764,7 @@ def test_continue_on_error_beats_halt(
     ]
     policy = DispatchPolicy(continue_on_halt=continue_on_halt, continue_on_error=True)
     with pytest.raises(Boom) as excinfo:
-        dispatch.before(callbacks, BEFORE, 1, policy)
+        dispatch.before(callbacks, BEFORE, 1, policy=policy)
     assert excinfo.value is first
     assert log == (["r", "h", "c"] if continue_on_halt else ["r", "h"])
 
@@ -758,7 +790,9 @@ def test_continue_on_error_in_after_goes_on_and_raises_the_first(
         make("b", after_probe=dispatch.hook(record(lambda o, ctx: Success(o.unwrap() * 10)))),
     ]
     with pytest.raises(Boom) as excinfo:
-        dispatch.after(callbacks, AFTER, Success(1), 1, DispatchPolicy(continue_on_error=True))
+        dispatch.after(
+            callbacks, AFTER, Success(1), 1, policy=DispatchPolicy(continue_on_error=True)
+        )
     assert excinfo.value is first
     assert seen == [1, 1, 2, 2]
     assert second.__notes__
@@ -789,7 +823,9 @@ def test_continue_on_error_in_on_error_goes_on_and_beats_a_recovery(
         make("c", on_probe_error=record(lambda f, ctx: Fallback("never"))),
     ]
     with pytest.raises(Boom) as excinfo:
-        dispatch.on_error(callbacks, ON_ERROR, start, 1, DispatchPolicy(continue_on_error=True))
+        dispatch.on_error(
+            callbacks, ON_ERROR, start, 1, policy=DispatchPolicy(continue_on_error=True)
+        )
     assert excinfo.value is first
     assert [id(f) for f in seen] == [id(start), id(start), id(replaced), id(replaced)]
 
@@ -1155,7 +1191,7 @@ def test_a_list_is_validated_once(dispatch: Dispatch) -> None:
         assert dispatch.before(callbacks, BEFORE, 1) == Cont(2)
         dispatch.after(callbacks, AFTER, Success(1), 1)
     assert callback.listed == 1
-    callbacks.append(make_module("extra"))
+    callbacks.append(make_module("extra", on_event=listening))
     dispatch.before(callbacks, BEFORE, 1)
     assert callback.listed == 2
 
@@ -1308,7 +1344,7 @@ def test_compile_callbacks_of_a_compiled_form_is_that_form() -> None:
 
 def test_compile_callbacks_accepts_a_tuple() -> None:
     """A tuple compiles like a list, and the compiled form keeps the callbacks in order."""
-    first, second = Guard(), make_module("m")
+    first, second = Guard(), make_module("m", on_event=listening)
     compiled = compile_callbacks((first, second))
     assert compiled.callbacks == (first, second)
     assert len(compiled) == 2
@@ -1336,7 +1372,7 @@ def test_methods_lists_the_points_methods_in_order(make: Make) -> None:
 
 def test_defines_tells_whether_any_callback_has_the_method(make: Make) -> None:
     """``defines(point)`` is true exactly when some callback defines the point's method."""
-    compiled = compile_callbacks([make("a", before_probe=passing), make("b")])
+    compiled = compile_callbacks([make("a", before_probe=passing), make("b", on_event=listening)])
     assert compiled.defines(BEFORE)
     assert not compiled.defines(AFTER)
     assert not compiled.defines(ON_ERROR)
@@ -1345,7 +1381,7 @@ def test_defines_tells_whether_any_callback_has_the_method(make: Make) -> None:
 
 def test_methods_of_a_point_declared_after_compiling(make: Make) -> None:
     """A point declared after the list was compiled still finds (and validates) its methods."""
-    name = f"late_{uuid.uuid4().hex}"  # long and random: never close to another declared name
+    name = f"before_late_{uuid.uuid4().hex}"  # long and random: close to no other point
     callback = make("late", **{name: lambda ctx: Cont(ctx + 1)})
     compiled = compile_callbacks([callback])
     point: BeforePoint[int, str] = BeforePoint(name)
@@ -1385,7 +1421,7 @@ def test_compile_callbacks_validates_eagerly() -> None:
 
 def test_compiled_repr_shows_the_callbacks() -> None:
     """The compiled form's repr is the call that built it."""
-    module = make_module("shown")
+    module = make_module("shown", on_event=listening)
     assert repr(compile_callbacks([module])) == f"compile_callbacks([{module!r}])"
 
 
@@ -1457,7 +1493,7 @@ def test_equal_but_distinct_lists_are_compiled_separately(dispatch: Dispatch, ma
 def test_custom_points_dispatch_with_the_same_functions(dispatch: Dispatch, make: Make) -> None:
     """User-declared points dispatch through ``run_before``, ``run_after`` and ``run_on_error``."""
     before_fetch: BeforePoint[str, list[str]] = BeforePoint("before_fetch")
-    after_fetch: AfterPoint[list[str], str] = AfterPoint("after_fetch")
+    after_fetch: AfterPoint[str, list[str]] = AfterPoint("after_fetch")
     on_fetch_error: ErrorPoint[str, list[str]] = ErrorPoint("on_fetch_error")
     retriever = make(
         "retriever",
@@ -1474,7 +1510,7 @@ def test_custom_points_dispatch_with_the_same_functions(dispatch: Dispatch, make
 
 def test_none_method_for_a_late_point_is_refused(make: Make) -> None:
     """A hook attribute set to None is refused for a point declared after compiling too."""
-    name = f"late_none_{uuid.uuid4().hex}"
+    name = f"before_late_none_{uuid.uuid4().hex}"
     compiled = compile_callbacks([make("off", **{name: None})])
     point: BeforePoint[int, str] = BeforePoint(name)
     with pytest.raises(InvalidCallbacks, match="must be a method"):
@@ -1493,7 +1529,7 @@ def test_compiled_lists_concatenate_in_order(make: Make) -> None:
         return before_probe
 
     first = compile_callbacks([make("a", before_probe=step("a"))])
-    second = compile_callbacks([make("b", before_probe=step("b")), make("c")])
+    second = compile_callbacks([make("b", before_probe=step("b")), make("c", on_event=listening)])
     combined = first + second
     assert len(combined) == 3
     assert combined.callbacks == first.callbacks + second.callbacks
@@ -1507,7 +1543,7 @@ def test_concatenation_keeps_async_methods_out_of_sync_dispatch(make: Make) -> N
     async def before_probe(ctx: int) -> Cont[int]:
         return Cont(ctx)
 
-    combined = compile_callbacks([make("plain")]) + compile_callbacks(
+    combined = compile_callbacks([make("plain", on_event=listening)]) + compile_callbacks(
         [make("slow", before_probe=before_probe)]
     )
     with pytest.raises(InvalidCallbacks, match="async"):
@@ -1524,7 +1560,7 @@ def test_a_nested_collection_is_refused(nested: object) -> None:
 
 def test_a_misspelling_of_a_point_declared_after_compiling_is_refused(make: Make) -> None:
     """Rule 9 holds for points declared after the list was compiled."""
-    name = f"late_{uuid.uuid4().hex}"
+    name = f"before_late_{uuid.uuid4().hex}"
     compiled = compile_callbacks([make("early", **{name[:-1]: passing})])
     point: BeforePoint[int, str] = BeforePoint(name)
     with pytest.raises(InvalidCallbacks, match=f"did you mean {name!r}"):

@@ -76,6 +76,8 @@ EXPORTED = [
     "ToolContext",
     "ToolResult",
     "ToolSpec",
+    "Trace",
+    "__version__",
     "arun_after",
     "arun_before",
     "arun_on_error",
@@ -151,8 +153,32 @@ def test_returns_types_are_re_exported_unchanged() -> None:
 
 
 def test_no_private_names_are_exported() -> None:
-    """No exported name starts with an underscore."""
-    assert not [name for name in hooks.__all__ if name.startswith("_")]
+    """No exported name starts with an underscore, except the dunder ``__version__``."""
+    assert [name for name in hooks.__all__ if name.startswith("_")] == ["__version__"]
+
+
+def test_version_is_the_installed_distributions() -> None:
+    """``hooks.__version__`` is hookline's version from the package metadata."""
+    from importlib.metadata import version
+
+    assert hooks.__version__ == version("hookline")
+
+
+def test_version_without_metadata_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Imported from a source tree that was never installed, ``__version__`` is ``0+unknown``."""
+    import importlib
+    import importlib.metadata
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    try:
+        reloaded = importlib.reload(hooks)
+        assert reloaded.__version__ == "0+unknown"
+    finally:
+        monkeypatch.undo()
+        importlib.reload(hooks)
 
 
 @pytest.mark.parametrize(("name", "obj"), _public_objects(), ids=lambda value: str(value)[:30])

@@ -21,13 +21,13 @@ from hooks import (
     BeforePoint,
     BeforeResult,
     Cont,
-    DispatchPolicy,
     ErrorPoint,
     ErrorResult,
     Fallback,
     Halt,
     Outcome,
     Retry,
+    Trace,
     arun_after,
     arun_before,
     arun_on_error,
@@ -35,7 +35,6 @@ from hooks import (
     run_before,
     run_on_error,
 )
-from hooks._dispatch import DEFAULT_POLICY
 
 BEFORE: BeforePoint[int, str] = BeforePoint("before_law")
 AFTER: AfterPoint[int, int] = AfterPoint("after_law")
@@ -165,7 +164,10 @@ class AsyncHook:
 
 
 class Bare:
-    """A callback without any law method."""
+    """A callback without any law method: an observer."""
+
+    def on_event(self, event: object, /) -> None:
+        """Ignore the event."""
 
 
 def build(steps: list[Step], log: list[int], asyncs: list[bool] | None = None) -> list[object]:
@@ -337,57 +339,103 @@ def test_arun_on_error_equals_run_on_error(
     assert async_log == sync_log
 
 
-# -- (e): an explicit default policy (the generic path) equals the fast path --------
+# -- (e): the general path (taken with a trace) equals the fast path ---------------
 
 
-def explicit_default() -> DispatchPolicy:
-    """A new ``DispatchPolicy`` equal to the default but not the default object itself."""
-    policy = DispatchPolicy(continue_on_halt=False, continue_on_error=False)
-    assert policy == DEFAULT_POLICY
-    assert policy is not DEFAULT_POLICY  # so dispatch takes the step-generator path
-    return policy
+def decided(steps: list[Step], ctx: int, which: str, given: object = None) -> int | None:
+    """The index of the callback a ``Trace`` must name, by the reference semantics.
+
+    before: the halting one, else the last whose ``Cont`` carried another object; after
+    and error: the recovering one, else the last that handed on another object; the
+    raising one whenever one raised.
+    """
+    decider: int | None = None
+    current = ctx if which == "before" else given
+    for index, step in enumerate(steps):
+        if step.op == "skip":
+            continue
+        try:
+            if which == "before":
+                result: object = before_step(step, ctx)
+            elif which == "after":
+                result = after_step(step, current, ctx)  # type: ignore[arg-type]
+            else:
+                result = error_step(step, current, ctx)  # type: ignore[arg-type]
+        except LawError:
+            return index
+        if isinstance(result, Halt | Retry | Fallback):
+            return index
+        handed = result.ctx if isinstance(result, Cont) else result
+        if handed is not current:
+            decider = index
+        current = handed
+        if which == "before":
+            ctx = current  # type: ignore[assignment]
+    return decider
+
+
+def named(callbacks: list[object], index: int | None) -> object:
+    """The callback at ``index``, or ``None``."""
+    return None if index is None else callbacks[index]
 
 
 @LAWS
 @given(steps=steps_of([*BEFORE_OPS, "raise"]), ctx=contexts)
-def test_explicit_policy_equals_fast_path_before(steps: list[Step], ctx: int) -> None:
-    """``run_before`` with an explicit default policy equals the default fast path."""
+def test_traced_before_equals_the_fast_path(steps: list[Step], ctx: int) -> None:
+    """``run_before`` with a trace equals the fast path and names the deciding callback."""
     fast_log: list[int] = []
     slow_log: list[int] = []
     fast = observe(lambda: run_before(build(steps, fast_log), BEFORE, ctx))
     callbacks = build(steps, slow_log)
-    slow = observe(lambda: run_before(callbacks, BEFORE, ctx, policy=explicit_default()))
+    trace = Trace()
+    slow = observe(lambda: run_before(callbacks, BEFORE, ctx, trace=trace))
     assert slow == fast
     assert slow_log == fast_log
+    assert trace.callback is named(callbacks, decided(steps, ctx, "before"))
 
 
 @LAWS
 @given(steps=steps_of([*AFTER_OPS, "raise"]), outcome=outcomes, ctx=contexts)
-def test_explicit_policy_equals_fast_path_after(
+def test_traced_after_equals_the_fast_path(
     steps: list[Step], outcome: Outcome[int], ctx: int
 ) -> None:
-    """``run_after`` with an explicit default policy equals the default fast path."""
+    """``run_after`` with a trace equals the fast path and names the deciding callback."""
     fast_log: list[int] = []
     slow_log: list[int] = []
     fast = observe(lambda: run_after(build(steps, fast_log), AFTER, outcome, ctx))
     callbacks = build(steps, slow_log)
-    slow = observe(lambda: run_after(callbacks, AFTER, outcome, ctx, policy=explicit_default()))
+    trace = Trace()
+    slow = observe(lambda: run_after(callbacks, AFTER, outcome, ctx, trace=trace))
     assert slow == fast
     assert slow_log == fast_log
+    assert trace.callback is named(callbacks, decided(steps, ctx, "after", outcome))
 
 
 @LAWS
 @given(steps=steps_of([*ERROR_OPS, "raise"]), failure=failures, ctx=contexts)
-def test_explicit_policy_equals_fast_path_on_error(
+def test_traced_on_error_equals_the_fast_path(
     steps: list[Step], failure: Failure[Exception], ctx: int
 ) -> None:
-    """``run_on_error`` with an explicit default policy equals the default fast path."""
+    """``run_on_error`` with a trace equals the fast path and names the deciding callback."""
     fast_log: list[int] = []
     slow_log: list[int] = []
     fast = observe(lambda: run_on_error(build(steps, fast_log), ON_ERROR, failure, ctx))
     callbacks = build(steps, slow_log)
-    slow = observe(
-        lambda: run_on_error(callbacks, ON_ERROR, failure, ctx, policy=explicit_default())
-    )
+    trace = Trace()
+    slow = observe(lambda: run_on_error(callbacks, ON_ERROR, failure, ctx, trace=trace))
     assert slow == fast
     assert slow_log == fast_log
+    assert trace.callback is named(callbacks, decided(steps, ctx, "error", failure))
+
+
+@LAWS
+@given(drawn=with_async_flags(BEFORE_OPS), ctx=contexts)
+def test_traced_arun_before_names_the_same_callback(
+    drawn: tuple[list[Step], list[bool]], ctx: int
+) -> None:
+    """``arun_before`` with a trace, over mixed callbacks, names what ``run_before`` names."""
+    steps, asyncs = drawn
+    callbacks = build(steps, [], asyncs)
+    trace = Trace()
+    observe(lambda: asyncio.run(arun_before(callbacks, BEFORE, ctx, trace=trace)))
+    assert trace.callback is named(callbacks, decided(steps, ctx, "before"))

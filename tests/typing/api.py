@@ -258,7 +258,7 @@ class SearchContext:
 
 
 BEFORE_SEARCH: Final = BeforePoint[SearchContext, list[Doc]]("before_search")
-AFTER_SEARCH: Final = AfterPoint[list[Doc], SearchContext]("after_search")
+AFTER_SEARCH: Final = AfterPoint[SearchContext, list[Doc]]("after_search")
 ON_SEARCH_ERROR: Final = ErrorPoint[SearchContext, list[Doc]]("on_search_error")
 
 

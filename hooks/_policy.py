@@ -1,0 +1,64 @@
+"""How one dispatch runs (``DispatchPolicy``) and what it tells its caller (``Trace``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, final
+
+from hooks._errors import describe
+
+__all__ = ["DEFAULT_POLICY", "DispatchPolicy", "Trace"]
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchPolicy:
+    """How a chain treats ``Halt`` and raising callbacks.
+
+    ``continue_on_halt``: every callback runs and the **last** ``Halt`` wins.
+    ``continue_on_error``: the chain goes on past a raising callback (with the context
+    or outcome it had) and the **first** exception is raised when it ends, beating any
+    ``Halt``. An illegal result counts as a raised ``InvalidResult``.
+    """
+
+    continue_on_halt: bool = False
+    continue_on_error: bool = False
+
+
+DEFAULT_POLICY: Final = DispatchPolicy()
+
+
+@final
+class Trace:
+    """Which callback decided a dispatch: pass ``trace=Trace()`` to ``run_*`` / ``arun_*``.
+
+    Each dispatch given a trace first sets ``callback`` to ``None``, then to the
+    deciding callback (the module or object, as listed):
+
+    - before: the one whose ``Halt`` was returned (the last under ``continue_on_halt``),
+      else the last whose ``Cont`` carried another context object than it was given;
+    - after: the last whose result was not the very outcome it received;
+    - error: the one that returned the ``Retry`` or ``Fallback``, else the last that
+      returned another ``Failure`` object than it was given;
+    - raised: the one that raised, or returned an illegal result (the first one under
+      ``continue_on_error``).
+
+    ``None`` means no callback changed anything. A dispatch without a trace runs the
+    fast loops and records nothing; one with a trace takes the general path. One trace
+    may be reused by dispatches that do not overlap.
+    """
+
+    __slots__ = ("callback",)
+
+    def __init__(self) -> None:
+        self.callback: object | None = None
+
+    @property
+    def description(self) -> str | None:
+        """The deciding callback as messages and ``HookEvent.callback`` name it.
+
+        ``"Guard instance"``, ``"module 'guards'"``, or ``None`` when no callback decided.
+        """
+        return None if self.callback is None else describe(self.callback)
+
+    def __repr__(self) -> str:
+        return f"Trace(callback={self.callback!r})"
