@@ -372,29 +372,45 @@ class _NearMisses:
 
     ``near`` maps a name to ``(score, point)``: a score of 2.0 means "never a
     misspelling" (it is a point's name or contains one as whole words) and is final; a
-    ratio >= 0.8 names the point it misspells; 0.0 means none so far. Points declared
-    later are compared with the cached names only, never the other way round.
+    ratio >= 0.8 names the point it misspells; 0.0 means none so far. Both sides are
+    indexed by length, since a ratio >= 0.8 needs lengths within 2/3 to 3/2 of each
+    other and containing a point needs a longer name: a point declared later is
+    compared with the cached names that could match it, never with the whole cache.
     """
 
-    __slots__ = ("by_length", "near", "synced")
+    __slots__ = ("names", "near", "points", "synced")
 
     def __init__(self) -> None:
         self.near: dict[str, tuple[float, str]] = {}
-        self.by_length: dict[int, list[str]] = {}  # a ratio >= 0.8 needs close lengths
-        self.synced = 0  # how many declared names near and by_length account for
+        self.names: dict[int, list[str]] = {}  # cached names still open, by length
+        self.points: dict[int, list[str]] = {}  # declared point names, by length
+        self.synced = 0  # how many declared names the index accounts for
 
     def catch_up(self) -> None:
         """Account for the points declared since the last call; the caller holds ``_lock``."""
         new = declared_since(self.synced)
         for point in new:
-            self.by_length.setdefault(len(point), []).append(point)
-        for name, entry in self.near.items():
-            if entry[0] <= 1.0:
-                self.near[name] = max([entry, *(_score(name, point) for point in new)])
+            size = len(point)
+            self.points.setdefault(size, []).append(point)
+            for length, names in self.names.items():
+                if length > size + 1 or _close_lengths(length, size):
+                    for name in names:
+                        entry = self.near[name]
+                        if entry[0] <= 1.0:
+                            self.near[name] = max(entry, _score(name, point))
         self.synced += len(new)
 
-    def score_all(self, name: str) -> tuple[float, str]:
-        """``name``'s entry against every declared point, found by length."""
+    def add(self, name: str) -> tuple[float, str]:
+        """``name``'s entry against every declared point; the caller holds ``_lock``."""
+        if len(self.near) >= _NEAR_SIZE:  # recomputed on demand; keeps odd workloads bounded
+            self.near.clear()
+            self.names.clear()
+        entry = self.near[name] = self._score_all(name)
+        if entry[0] <= 1.0:
+            self.names.setdefault(len(name), []).append(name)
+        return entry
+
+    def _score_all(self, name: str) -> tuple[float, str]:
         if kind_of(name) is not None:
             return _NEVER
         words = name.split("_")
@@ -407,7 +423,7 @@ class _NearMisses:
         matcher.set_seq2(name)
         size = len(name)
         for length in range(max(1, 2 * size // 3), 3 * size // 2 + 2):
-            for point in self.by_length.get(length, ()):
+            for point in self.points.get(length, ()):
                 best = max(best, _ratio(matcher, point))
         return best
 
@@ -425,11 +441,14 @@ def misspells(name: str) -> str | None:
             _index.catch_up()
             entry = _index.near.get(name)
             if entry is None:
-                if len(_index.near) >= _NEAR_SIZE:
-                    _index.near.clear()  # recomputed on demand; keeps odd workloads bounded
-                entry = _index.near[name] = _index.score_all(name)
+                entry = _index.add(name)
     score, point = entry
     return point if _CUTOFF <= score <= 1.0 else None
+
+
+def _close_lengths(first: int, second: int) -> bool:
+    """Whether strings of these lengths can reach the cutoff ratio at all."""
+    return 2 * min(first, second) >= _CUTOFF * (first + second)
 
 
 def _score(name: str, point: str) -> tuple[float, str]:
