@@ -130,3 +130,13 @@ def test_observing_an_async_function_gives_an_awaited_observer() -> None:
     asyncio.run(observer.on_event(event()))
     assert seen == [event()]
     assert compile_callbacks([observer]).chain("on_event", "event").any_async
+
+
+def test_hook_event_names_the_deciding_callback_and_the_run() -> None:
+    """``callback`` defaults to None and ``run_id`` to ""; given, both are kept and compared."""
+    sample = event()
+    assert (sample.callback, sample.run_id) == (None, "")
+    decided = event(callback="Guard instance", run_id="run-1")
+    assert (decided.callback, decided.run_id) == ("Guard instance", "run-1")
+    assert decided != event(callback="Guard instance", run_id="run-2")
+    assert [field.name for field in dataclasses.fields(HookEvent)][-2:] == ["callback", "run_id"]

@@ -208,3 +208,49 @@ def test_points_are_immutable() -> None:
     with pytest.raises(AttributeError, match="immutable"):
         BEFORE_MODEL.name = "before_anything"  # type: ignore[misc]
     assert BEFORE_MODEL.name == "before_model"
+
+
+@pytest.mark.parametrize("point_type", POINT_TYPES)
+def test_points_carry_their_payload_types(point_type: type[Any]) -> None:
+    """``context`` and ``value`` are the classes given, ``None`` when not given."""
+    bare = point_type(fresh_name())
+    assert (bare.context, bare.value) == (None, None)
+    typed = point_type(fresh_name(), context=int, value=list)
+    assert (typed.context, typed.value) == (int, list)
+
+
+@pytest.mark.parametrize("label", ["context", "value"])
+@pytest.mark.parametrize("given", [3, "int", int | str, [int]], ids=repr)
+def test_payload_types_must_be_classes(label: str, given: object) -> None:
+    """A payload type that is not a class raises TypeError naming the point and the argument."""
+    name = fresh_name()
+    with pytest.raises(TypeError, match=f"{label} must be a class") as excinfo:
+        BeforePoint(name, **{label: given})  # type: ignore[arg-type]
+    assert repr(name) in str(excinfo.value)
+    assert name not in known_points()
+
+
+@pytest.mark.parametrize("point_type", POINT_TYPES)
+def test_repr_shows_the_payload_types(point_type: type[Any]) -> None:
+    """The repr of a typed point is its constructor call, payload types included."""
+    name = fresh_name()
+    assert repr(point_type(name, value=dict)) == f"{point_type.__name__}({name!r}, value=dict)"
+    assert repr(point_type(name, context=int, value=dict)) == (
+        f"{point_type.__name__}({name!r}, context=int, value=dict)"
+    )
+
+
+def test_payload_types_leave_identity_alone() -> None:
+    """A point is its kind and name: typed and untyped declarations are equal and hash alike."""
+    name = fresh_name()
+    typed: BeforePoint[int, str] = BeforePoint(name, context=int)
+    bare: BeforePoint[int, str] = BeforePoint(name)
+    assert typed == bare
+    assert hash(typed) == hash(bare)
+
+
+def test_payload_types_are_immutable() -> None:
+    """A point's payload types cannot be reassigned."""
+    with pytest.raises(AttributeError, match="immutable"):
+        BEFORE_TOOL.value = str  # type: ignore[misc]
+    assert BEFORE_TOOL.value is not str

@@ -203,6 +203,108 @@ def test_concurrent_deletes_and_sets_leave_a_consistent_state() -> None:
     assert sorted(state) == sorted(f"new-{n}" for n in range(400))
 
 
+@pytest.mark.parametrize("name", [123, None, b"count", COUNT])
+def test_a_state_key_name_must_be_a_str(name: object) -> None:
+    """``StateKey(123)`` raises TypeError saying a str was expected and what came."""
+    bad: Any = name
+    with pytest.raises(TypeError, match=f"must be a str, got {type(name).__name__}"):
+        StateKey(bad)
+
+
+def test_a_state_key_is_immutable() -> None:
+    """A key's name cannot be reassigned, and it takes no other attribute."""
+    key = StateKey[int]("count")
+    with pytest.raises(AttributeError, match="immutable"):
+        key.name = "other"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        setattr(key, "other", 1)  # noqa: B010 -- an attribute mypy knows is not there
+    assert key.name == "count"
+
+
+def test_update_stores_and_returns_the_new_value() -> None:
+    """``update(key, fn)`` stores ``fn(current)`` and returns it; a missing key gives None."""
+    state = State()
+    seen: list[int | None] = []
+
+    def bump(current: int | None) -> int:
+        seen.append(current)
+        return (current or 0) + 1
+
+    assert state.update(COUNT, bump) == 1
+    assert state.update(COUNT, bump) == 2
+    assert seen == [None, 1]
+    assert state.get(COUNT) == 2
+
+
+def test_update_with_a_default_gives_it_for_a_missing_key() -> None:
+    """With ``default=``, ``fn`` receives the default when the key is missing, else the value."""
+    state = State()
+    assert state.update(NAMES, lambda names: [*names, "a"], default=[]) == ["a"]
+    assert state.update(NAMES, lambda names: [*names, "b"], default=[]) == ["a", "b"]
+    state.set("none", None)
+    assert state.update("none", lambda value: value, default="unused") is None
+
+
+def test_update_with_a_raising_function_stores_nothing() -> None:
+    """When ``fn`` raises, the error propagates and the stored value is unchanged."""
+    state = State()
+    state.set(COUNT, 5)
+
+    def broken(current: int | None) -> int:
+        raise KeyError("bug")
+
+    with pytest.raises(KeyError):
+        state.update(COUNT, broken)
+    assert state.get(COUNT) == 5
+
+
+def test_update_may_read_the_state() -> None:
+    """``fn`` may read the state it updates without waiting for itself."""
+    state = State()
+    state.set("step", 3)
+    assert state.update(COUNT, lambda n: (n or 0) + state.get("step"), default=0) == 3
+
+
+def test_sixteen_threads_updating_one_key_lose_no_update() -> None:
+    """Concurrent ``update`` calls on one key each land: 16 threads x 2,000 increments."""
+    state = State()
+    threads_n, per_thread = 16, 2000
+    barrier = threading.Barrier(threads_n)
+
+    def increment(current: int) -> int:
+        value = current + 1
+        for _ in range(3):  # widen the window a read-then-write would lose updates in
+            value = value * 1
+        return value
+
+    def work() -> None:
+        barrier.wait()
+        for _ in range(per_thread):
+            state.update(COUNT, increment, default=0)
+
+    threads = [threading.Thread(target=work) for _ in range(threads_n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert state.get(COUNT) == threads_n * per_thread
+
+
+def test_snapshot_is_a_read_only_copy() -> None:
+    """``snapshot()`` holds the entries as they were, cannot be changed, and does not follow
+    later changes."""
+    state = State()
+    state.set(COUNT, 1)
+    state.set("name", "a")
+    snapshot = state.snapshot()
+    assert dict(snapshot) == {"count": 1, "name": "a"}
+    with pytest.raises(TypeError):
+        snapshot["count"] = 2  # type: ignore[index]
+    state.set(COUNT, 3)
+    state.delete("name")
+    assert dict(snapshot) == {"count": 1, "name": "a"}
+
+
 def test_invocation_defaults() -> None:
     """An ``Invocation`` defaults to user ``"user"``, no session id and a fresh empty state."""
     invocation = Invocation(id="i1", agent="assistant", branch="assistant")

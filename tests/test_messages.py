@@ -1,0 +1,143 @@
+"""Tests for the vocabulary records and contexts: fields checked when a record is built."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Any
+
+import pytest
+
+from hooks import (
+    Invocation,
+    Message,
+    ModelContext,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+)
+
+CALL = ToolCall("c1", "add", {"a": 1})
+
+# The records as callers without a type checker see them: anything may be passed.
+UntypedResponse: Any = ModelResponse
+UntypedCall: Any = ToolCall
+UntypedResult: Any = ToolResult
+UntypedMessage: Any = Message
+
+
+class Text(str):
+    """A str subclass: still a str."""
+
+
+@pytest.mark.parametrize(
+    ("build", "field", "expected", "got"),
+    [
+        (lambda: UntypedResponse(text=3), "ModelResponse.text", "a str", "int 3"),
+        (lambda: UntypedResponse(text=None), "ModelResponse.text", "a str", "NoneType None"),
+        (lambda: UntypedResponse(tool_calls=[CALL]), "ModelResponse.tool_calls", "a tuple", "list"),
+        (
+            lambda: UntypedResponse(tool_calls=None),
+            "ModelResponse.tool_calls",
+            "a tuple",
+            "NoneType",
+        ),
+        (
+            lambda: UntypedResponse(tool_calls=("c1",)),
+            "ModelResponse.tool_calls",
+            "ToolCall",
+            "str",
+        ),
+        (lambda: UntypedCall(1, "add"), "ToolCall.id", "a str", "int 1"),
+        (lambda: UntypedCall("c1", None), "ToolCall.name", "a str", "NoneType"),
+        (lambda: UntypedCall("c1", "add", [("a", 1)]), "ToolCall.args", "a mapping", "list"),
+        (lambda: UntypedCall("c1", "add", "a=1"), "ToolCall.args", "a mapping", "str 'a=1'"),
+        (lambda: UntypedResult(42), "ToolResult.content", "a str", "int 42"),
+        (lambda: UntypedResult("ok", is_error="no"), "ToolResult.is_error", "a bool", "str 'no'"),
+        (lambda: UntypedResult("ok", is_error=1), "ToolResult.is_error", "a bool", "int 1"),
+        (lambda: UntypedMessage("robot", "hi"), "Message.role", "one of 'system'", "str 'robot'"),
+        (lambda: UntypedMessage("user", b"hi"), "Message.content", "a str", "bytes"),
+        (
+            lambda: UntypedMessage("tool", "ok", tool_call_id=7),
+            "Message.tool_call_id",
+            "a str",
+            "int",
+        ),
+        (lambda: UntypedMessage("user", "hi", name=1.5), "Message.name", "a str or None", "float"),
+        (
+            lambda: UntypedMessage("assistant", "", tool_calls=[CALL]),
+            "Message.tool_calls",
+            "tuple",
+            "list",
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_a_field_of_the_wrong_type_is_refused(
+    build: Any, field: str, expected: str, got: str
+) -> None:
+    """Building a record with a wrong field raises TypeError naming the field, what it must be
+    and what it got."""
+    with pytest.raises(TypeError) as excinfo:
+        build()
+    message = str(excinfo.value)
+    assert message.startswith(f"{field} must be ")
+    assert expected in message
+    assert f"got {got}" in message
+
+
+def test_duplicate_tool_call_ids_in_one_response_are_refused() -> None:
+    """A response holding two calls with one id raises ValueError naming the id."""
+    calls = (ToolCall("c1", "add"), ToolCall("c2", "sub"), ToolCall("c1", "mul"))
+    with pytest.raises(ValueError, match="two calls with id 'c1'"):
+        ModelResponse("", calls)
+
+
+def test_records_of_the_right_types_build() -> None:
+    """Well-typed records build, with str subclasses, any mapping and falsy values."""
+    args = types.MappingProxyType({"a": 1})
+    call = ToolCall(Text("c1"), "add", args)
+    assert call.args is args
+    response = ModelResponse(Text("hi"), (call, ToolCall("c2", "add")))
+    assert response.tool_calls[0] is call
+    assert ModelResponse() == ModelResponse("", ())
+    assert ToolResult("", is_error=True).is_error
+    message = Message("assistant", "", tool_calls=(call,), name=None, tool_call_id=None)
+    assert message.tool_calls == (call,)
+    assert hash(ModelResponse("hi")) == hash(ModelResponse(Text("hi")))
+
+
+@pytest.mark.parametrize("role", ["system", "user", "assistant", "tool"])
+def test_every_role_is_accepted(role: Any) -> None:
+    """The four roles build messages."""
+    assert Message(role, "x").role == role
+
+
+def test_replace_checks_the_new_fields_too() -> None:
+    """``dataclasses.replace`` builds a new record, so a wrong field is refused there too."""
+    not_text: Any = None
+    with pytest.raises(TypeError, match=r"ToolResult\.content must be a str"):
+        dataclasses.replace(ToolResult("ok"), content=not_text)
+
+
+def test_contexts_carry_the_retry_budget() -> None:
+    """Model and tool contexts take ``attempt`` then ``max_attempts``, both 1 by default."""
+    invocation = Invocation("inv", "agent", "agent")
+    model = ModelContext(invocation, ModelRequest(()))
+    tool = ToolContext(invocation, CALL, 2, 3)
+    assert (model.attempt, model.max_attempts) == (1, 1)
+    assert (tool.attempt, tool.max_attempts) == (2, 3)
+    assert [f.name for f in dataclasses.fields(ModelContext)] == [
+        "invocation",
+        "request",
+        "attempt",
+        "max_attempts",
+    ]
+    assert [f.name for f in dataclasses.fields(ToolContext)] == [
+        "invocation",
+        "call",
+        "attempt",
+        "max_attempts",
+    ]
