@@ -63,11 +63,11 @@ class Budget(hooks.BeforeModel, hooks.OnModelError):
     @override
     def before_model(self, ctx: ModelContext) -> BeforeResult[ModelContext, ModelResponse]:
         state = ctx.invocation.state
-        calls = state.get(CALLS, 0)
+        calls = state.update(CALLS, lambda n: n + 1, default=0)
         assert_type(calls, int)
-        if calls >= self.limit:
-            return Halt(ModelResponse(text="call budget spent"))
-        state.set(CALLS, calls + 1)
+        assert_type(state.get(CALLS), int | None)
+        if calls > self.limit:
+            return Halt(ModelResponse(text=f"call budget of {state.get(CALLS)} spent"))
         system = Message(role="system", content="be brief")
         request = dataclasses.replace(ctx.request, messages=(system, *ctx.request.messages))
         return Cont(dataclasses.replace(ctx, request=request))
@@ -77,7 +77,7 @@ class Budget(hooks.BeforeModel, hooks.OnModelError):
         self, failure: Failure[Exception], ctx: ModelContext
     ) -> ErrorResult[ModelContext, ModelResponse]:
         error = failure.failure()
-        if isinstance(error, TimeoutError) and ctx.attempt < 3:
+        if isinstance(error, TimeoutError) and ctx.attempt < ctx.max_attempts:
             return Retry(ctx, delay=0.5 * ctx.attempt)
         if isinstance(error, ConnectionError):
             return Fallback(ModelResponse(text="the model is unreachable"))
@@ -121,7 +121,7 @@ class ToolGuard(hooks.BeforeTool, hooks.AfterTool, hooks.OnToolError):
     def on_tool_error(
         self, failure: Failure[Exception], ctx: ToolContext
     ) -> ErrorResult[ToolContext, ToolResult]:
-        if ctx.attempt == 1:
+        if ctx.attempt < ctx.max_attempts:  # retry, then fall back
             return Retry(ctx)
         return Fallback(ToolResult(str(failure.failure()), is_error=True))
 
@@ -173,11 +173,13 @@ COMPILED: Final = hooks.compile_callbacks(CALLBACKS)
 
 def call_model(ctx: ModelContext, generate: Callable[[ModelRequest], ModelResponse]) -> str:
     """The guarded-operation pattern: before, operation, error recovery, after."""
-    before = hooks.run_before(COMPILED, BEFORE_MODEL, ctx)
+    trace = hooks.Trace()
+    before = hooks.run_before(COMPILED, BEFORE_MODEL, ctx, trace=trace)
     assert_type(before, BeforeResult[ModelContext, ModelResponse])
+    decided: str | None = trace.description
     match before:
         case Halt(response):
-            return response.text
+            return f"{response.text} (by {decided})"
         case Cont(ctx):
             pass
         case _:
@@ -257,7 +259,7 @@ class SearchContext:
     query: str
 
 
-BEFORE_SEARCH: Final = BeforePoint[SearchContext, list[Doc]]("before_search")
+BEFORE_SEARCH: Final = BeforePoint[SearchContext, list[Doc]]("before_search", context=SearchContext)
 AFTER_SEARCH: Final = AfterPoint[SearchContext, list[Doc]]("after_search")
 ON_SEARCH_ERROR: Final = ErrorPoint[SearchContext, list[Doc]]("on_search_error")
 
@@ -302,3 +304,10 @@ async def search(ctx: SearchContext) -> list[Doc]:
             return docs
         case Retry() | Failure():
             return []
+
+
+def snapshot(ctx: ModelContext) -> str:
+    """The state as a read-only mapping, and the installed version."""
+    state = ctx.invocation.state.snapshot()
+    assert_type(hooks.__version__, str)
+    return f"hookline {hooks.__version__}: {dict(state)}"
