@@ -61,7 +61,7 @@ class RetrievalContext:
 
 
 BEFORE_RETRIEVAL: Final = BeforePoint[RetrievalContext, list[Doc]]("before_retrieval")
-AFTER_RETRIEVAL: Final = AfterPoint[list[Doc], RetrievalContext]("after_retrieval")
+AFTER_RETRIEVAL: Final = AfterPoint[RetrievalContext, list[Doc]]("after_retrieval")
 ON_RETRIEVAL_ERROR: Final = ErrorPoint[RetrievalContext, list[Doc]]("on_retrieval_error")
 MAX_ATTEMPTS: Final = 3
 

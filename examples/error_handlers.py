@@ -50,12 +50,13 @@ def on_tool_error(
 ) -> ErrorResult[ToolContext, ToolResult]:
     """Retry a transient tool error while attempts remain, then fall back to a stand-in.
 
-    The runner stops retrying by itself when ``RETRY.max_attempts`` is spent, but then
-    passes the error on; to fall back instead, the handler decides on the last attempt.
+    The runner stops retrying by itself when the budget is spent, but then passes the
+    error on; to fall back instead, the handler decides on the last attempt, which the
+    context tells it (``ctx.attempt`` of ``ctx.max_attempts``).
     """
     if not isinstance(failure.failure(), TRANSIENT):
         return failure
-    if ctx.attempt < RETRY.max_attempts:
+    if ctx.attempt < ctx.max_attempts:
         return Retry(ctx)
     return Fallback(ToolResult(f"{ctx.call.name} is unavailable; answer without it"))
 

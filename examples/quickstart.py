@@ -199,6 +199,8 @@ def trace(turn: Turn) -> list[str]:
         subject = f"{event.tool or 'model'} #{event.attempt}" if nested else event.agent
         micros = f"{event.duration * 1e6:.0f}µs"
         detail = _detail(event, results, responses[event.branch])
+        if event.callback:  # the callback that halted, replaced, recovered or raised
+            detail = f"{detail} ({event.callback.removesuffix(' instance')})".lstrip()
         lines.append(
             f"{indent}{event.point:<{18 - len(indent)}} {subject:<11} "
             f"{event.outcome:<8}{micros:>6}  {detail}".rstrip()
@@ -244,7 +246,10 @@ def main() -> None:
     """Run the demo and print its trace."""
     demo = run_demo()
     print("hookline quickstart -- Guard, RetryTransient (runner), RedactEmails (agent), Audit")
-    print("each line: hook point, model or tool #attempt, outcome, time in callbacks, what next\n")
+    print(
+        "each line: hook point, what it guards (model or tool, #n = the call's attempt from 1), "
+        "outcome, time in callbacks, what next (and the callback that decided it)\n"
+    )
     for turn in demo.turns:
         print("\n".join(trace(turn)), end="\n\n")
     dispatches = [event for turn in demo.turns for event in turn.hook_events]
