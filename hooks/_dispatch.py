@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from operator import length_hint
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, Final, TypeAlias, TypeVar
 
 from returns.result import Failure, Success
 
@@ -41,6 +41,8 @@ T = TypeVar("T")
 Callbacks: TypeAlias = Sequence[object] | CompiledCallbacks
 """A list or tuple of callbacks (modules or objects), or its compiled form."""
 
+_new: Final = object.__new__
+
 
 # -- sync: the fast loops -----------------------------------------------------------
 
@@ -66,7 +68,11 @@ def run_before(
         if methods is None:
             return _general(compiled, point, ctx, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
     if not methods:
-        return Cont(ctx)
+        # The empty chain's Cont(ctx), built without the __init__ frame (N = 0 is all
+        # fixed cost): the one place hookline writes a result's slot, before anyone sees it.
+        empty: Cont[C] = _new(Cont)
+        empty._ctx = ctx
+        return empty
     context = point.context
     fns = iter(methods)  # its length hint gives the position of a failing method
     try:
@@ -163,7 +169,9 @@ def run_on_error(
     return _settle(compiled, point, methods, fns, result, ctx=ctx, given=failure)  # type: ignore[no-any-return]
 
 
-# -- async: one body for the three ---------------------------------------------------
+# -- async --------------------------------------------------------------------------
+# Each body: the chain; no async method, the sync dispatch as it is (policy and trace
+# included); else the general path, awaiting.
 
 
 async def arun_before(
@@ -176,7 +184,11 @@ async def arun_before(
     trace: Trace | None = None,
 ) -> BeforeResult[C, T]:
     """``run_before`` for async code: awaits ``async def`` methods, calls plain ones."""
-    return await _arun(callbacks, point, ctx, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
+    compiled = compile_callbacks(callbacks)
+    chain = compiled.chain(point.name, point.kind)
+    if not chain.any_async:
+        return run_before(compiled, point, ctx, policy=policy, trace=trace)
+    return await arun_steps(chain, point, ctx, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
 
 
 async def arun_after(
@@ -190,7 +202,11 @@ async def arun_after(
     trace: Trace | None = None,
 ) -> Outcome[T]:
     """``run_after`` for async code: awaits ``async def`` methods, calls plain ones."""
-    return await _arun(callbacks, point, outcome, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
+    compiled = compile_callbacks(callbacks)
+    chain = compiled.chain(point.name, point.kind)
+    if not chain.any_async:
+        return run_after(compiled, point, outcome, ctx, policy=policy, trace=trace)
+    return await arun_steps(chain, point, outcome, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
 
 
 async def arun_on_error(
@@ -204,27 +220,11 @@ async def arun_on_error(
     trace: Trace | None = None,
 ) -> ErrorResult[C, T]:
     """``run_on_error`` for async code: awaits ``async def`` methods, calls plain ones."""
-    return await _arun(callbacks, point, failure, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
-
-
-_SYNC = {"before": run_before, "after": run_after, "error": run_on_error}
-
-
-async def _arun(
-    callbacks: Callbacks,
-    point: AnyPoint,
-    current: Any,
-    ctx: Any,
-    *,
-    policy: DispatchPolicy,
-    trace: Trace | None,
-) -> Any:
     compiled = compile_callbacks(callbacks)
     chain = compiled.chain(point.name, point.kind)
-    if not chain.any_async:  # nothing to await: the sync dispatch, policy and trace as given
-        args = (current,) if point.kind == "before" else (current, ctx)
-        return _SYNC[point.kind](compiled, point, *args, policy=policy, trace=trace)  # type: ignore[operator]
-    return await arun_steps(chain, point, current, ctx, policy=policy, trace=trace)
+    if not chain.any_async:
+        return run_on_error(compiled, point, failure, ctx, policy=policy, trace=trace)
+    return await arun_steps(chain, point, failure, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
 
 
 # -- the shared prologue and epilogue of the fast loops ------------------------------

@@ -1,9 +1,10 @@
 """The four tagged results callbacks return, and the aliases that name their unions.
 
-Each class is ``@final``, with read-only properties over private slots: nothing in
-hookline writes a slot after construction (dispatch reads them directly, on its hot
-path). Construction is as cheap as a plain slotted class's: a callback builds one per
-call, so it is the per-callback cost of every hook point.
+Each class is ``@final``, with read-only properties over private slots: nothing writes
+a slot once a result has been handed to anyone (dispatch reads them directly, on its
+hot path, and builds the empty chain's ``Cont`` by filling the slot of a fresh instance).
+Construction is as cheap as a plain slotted class's: a callback builds one per call, so
+it is the per-callback cost of every hook point.
 """
 
 from __future__ import annotations

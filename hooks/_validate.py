@@ -96,30 +96,31 @@ class Verdict:
         self.quick: Final = hookish and not has_dict and not dynamic  # nothing per instance
 
 
-_types: dict[int, Verdict] = {}
-_modules: dict[int, Verdict] = {}
+# Keyed by the class or module itself (both hash by identity), which the key keeps alive.
+_types: dict[type, Verdict] = {}
+_modules: dict[object, Verdict] = {}
 _lock = threading.Lock()
+_MODULE: Final = types.ModuleType
 
 
 def validate(callback: object, generation: int) -> Verdict | None:
     """Check ``callback`` against the registry at ``generation`` (``declarations()``).
 
-    Returns its verdict for ``resolve`` (cached per class or module), or ``None`` when
-    none can be kept and every chain must check what it finds.
+    Returns its verdict (cached per class or module) for building its chains, or
+    ``None`` when none can be kept and every chain must check what it finds.
     """
     cls = type(callback)
-    if cls is types.ModuleType:
-        verdict = _modules.get(id(callback))
+    if cls is _MODULE:
+        verdict = _modules.get(callback)
         if (
             verdict is None
-            or verdict.owner is not callback
             or verdict.generation != generation
             or verdict.size != len(vars(callback))
         ):
             return _validate_module(callback, generation)
         return verdict
-    verdict = _types.get(id(cls))
-    if verdict is None or verdict.owner is not cls or verdict.generation != generation:
+    verdict = _types.get(cls)
+    if verdict is None or verdict.generation != generation:
         _check_entry(callback)
         verdict = _validate_class(callback, generation)
         if verdict is None:
@@ -356,11 +357,11 @@ def _computes_attributes(cls: type) -> bool:
     )
 
 
-def _remember(cache: dict[int, Verdict], owner: object, verdict: Verdict) -> None:
+def _remember(cache: dict[Any, Verdict], owner: object, verdict: Verdict) -> None:
     with _lock:
         if len(cache) >= _CACHE_SIZE:
             del cache[next(iter(cache))]
-        cache[id(owner)] = verdict
+        cache[owner] = verdict
 
 
 # -- misspellings -------------------------------------------------------------------
