@@ -3,23 +3,38 @@
 Callbacks are modules or objects whose methods satisfy the protocols below. Each
 returns a tagged result that callers take apart with ``match``::
 
-    match run_before(callbacks, BEFORE_MODEL, ctx):
+    result = run_before(callbacks, BEFORE_MODEL, ctx)
+    match result:
         case Cont(ctx):
             response = model.generate(ctx.request)
         case Halt(response):
             pass
         case _:
-            assert_never(...)
+            assert_never(result)
 
 - results: ``Cont`` / ``Halt`` (before hooks), ``Retry`` / ``Fallback`` / ``Failure``
   (error hooks), ``Success`` / ``Failure`` outcomes (after hooks);
-- points: ``BeforePoint``, ``AfterPoint``, ``ErrorPoint`` and the eight built-ins;
+- points: ``BeforePoint``, ``AfterPoint``, ``ErrorPoint`` (each ``[C, T]``: context
+  first) and the eight built-ins, which check payload types at run time;
 - async twins of the protocols (``AsyncBeforeModel`` ...) for ``async def`` methods;
 - dispatch: ``run_before``, ``run_after``, ``run_on_error`` and the ``arun_*`` twins,
   over a list or its ``compile_callbacks`` form, under a ``DispatchPolicy``; a
   ``Trace`` tells which callback decided;
 - vocabulary: the contexts, messages and the invocation ``State`` hooks receive;
 - observers: ``on_event(HookEvent)``, or ``observing(fn)``.
+
+Dispatch rules: callbacks run in list order, and one without the point's method is
+skipped; an empty chain returns its input unchanged (the same object). Before: each
+``Cont(ctx')`` hands ``ctx'`` on and the first ``Halt`` ends the chain. After: every
+callback runs on the previous one's outcome. Error: each gets the previous ``Failure``;
+the first ``Retry`` or ``Fallback`` ends the chain, else the last ``Failure`` returns.
+Anything else, or a payload of the wrong type, raises ``InvalidResult``. An exception
+from a callback propagates as itself with a note naming the callback and the point
+(``BaseException`` untouched). A callbacks list is validated before any callback runs:
+a callback needs at least one hook-shaped method (a declared point's name,
+``on_event``, or a ``before_`` / ``after_`` / ``on_`` / ``wrap_`` name), and a name
+close to a point's (``before_modle``) is refused unless it contains a point's name as
+whole words (``before_model_hook``).
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -1,7 +1,8 @@
 """The ``async def`` twins of the hook protocols, for callbacks that await.
 
-Dispatched by ``arun_*`` and ``Runner.run_async``; sync dispatch refuses them when
-the list is compiled. Same positional-only parameters, same results, awaited.
+Dispatched by ``arun_*`` and ``Runner.run_async``; sync dispatch of a point whose
+chain holds one raises ``InvalidCallbacks`` before any callback runs. Same
+positional-only parameters, same results, awaited.
 """
 
 from __future__ import annotations

@@ -52,8 +52,9 @@ class CompiledCallbacks:
     __slots__ = ("_chains", "_generation", "_sync", "_verdicts", "callbacks")
 
     def __init__(self, callbacks: Sequence[object], /) -> None:
-        if type(callbacks) is not list and type(callbacks) is not tuple:
-            _check_list(callbacks)
+        given: object = callbacks  # checked as callers without a type checker pass it
+        if type(given) is not list and type(given) is not tuple:
+            _check_list(given)
         self.callbacks: Final = tuple(callbacks)
         self._generation = generation = declarations()  # the registry validation knew
         self._verdicts: tuple[Verdict | None, ...] = tuple(

@@ -1,4 +1,4 @@
-"""Dispatch: one hook point over a callbacks list (the rules are in ``hooks/__init__``).
+"""Dispatch: one hook point over a callbacks list, by the rules in ``hooks``' docstring.
 
 Two forms of each chain. The sync default-policy loops of ``run_before``,
 ``run_after`` and ``run_on_error`` are the hot path: flat, allocating nothing beyond
@@ -70,7 +70,7 @@ def run_before(
     if not methods:
         # The empty chain's Cont(ctx), built without the __init__ frame (N = 0 is all
         # fixed cost): the one place hookline writes a result's slot, before anyone sees it.
-        empty: Cont[C] = _new(Cont)
+        empty: Cont[C] = _new(Cont)  # pyright: ignore[reportUnknownVariableType]
         empty._ctx = ctx
         return empty
     context = point.context
@@ -80,10 +80,11 @@ def run_before(
             result = fn(ctx)
             if type(result) is not Cont:
                 break
-            if result._ctx is not ctx:
-                if context is not None and not isinstance(result._ctx, context):
+            # (pyright types a narrowed Any as Cont[Unknown]; the payload is checked here)
+            if result._ctx is not ctx:  # pyright: ignore[reportUnknownMemberType]
+                if context is not None and not isinstance(result._ctx, context):  # pyright: ignore[reportUnknownMemberType]
                     break
-                ctx = result._ctx
+                ctx = result._ctx  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType, reportAssignmentType]
         else:
             # methods is not empty, so result is the last callback's Cont(ctx): the answer.
             last: Cont[C] = result  # type: ignore[possibly-undefined]
@@ -123,7 +124,7 @@ def run_after(
                     break
             elif type(result) is not Failure or not isinstance(result.failure(), Exception):
                 break
-            outcome = result
+            outcome = result  # pyright: ignore[reportUnknownVariableType]  # checked above
         else:
             return outcome
     except Exception as exc:
@@ -160,7 +161,7 @@ def run_on_error(
                 continue
             if type(result) is not Failure or not isinstance(result.failure(), Exception):
                 break
-            failure = result
+            failure = result  # pyright: ignore[reportUnknownVariableType]  # checked above
         else:
             return failure
     except Exception as exc:

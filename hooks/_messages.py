@@ -26,7 +26,7 @@ class ToolCall:
 
     id: str
     name: str
-    args: Mapping[str, Any] = field(default_factory=dict)
+    args: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
     def __post_init__(self) -> None:
         id_, name, args = self.id, self.name, self.args  # as given, whatever the annotations say
@@ -72,7 +72,7 @@ class ToolSpec:
 
     name: str
     description: str = ""
-    parameters: Mapping[str, Any] = field(default_factory=dict)
+    parameters: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,10 +125,11 @@ def _is_str(value: object) -> bool:
 def _check_calls(record: object, calls: object, *, unique: bool) -> None:
     """``calls`` must be a tuple of ``ToolCall`` (a list would not hash), ids distinct if
     ``unique``."""
-    if type(calls) is not tuple:
+    if not isinstance(calls, tuple):
         _refuse(record, "tool_calls", "a tuple of ToolCall (write tuple(calls))", calls)
+    items: tuple[object, ...] = calls  # pyright: ignore[reportUnknownVariableType]
     ids: set[str] = set()
-    for call in calls:
+    for call in items:
         if type(call) is not ToolCall and not isinstance(call, ToolCall):
             _refuse(record, "tool_calls", "a tuple of ToolCall, holding", call)
         if unique and call.id in ids:

@@ -43,7 +43,8 @@ class Cont(Generic[C_co]):
     def __eq__(self, other: object) -> bool:
         if type(other) is not Cont:
             return NotImplemented
-        return bool(self._ctx == other._ctx)
+        that: Cont[object] = other  # pyright: ignore[reportUnknownVariableType]
+        return bool(self._ctx == that._ctx)
 
     def __hash__(self) -> int:
         return hash((Cont, self._ctx))
@@ -73,7 +74,8 @@ class Halt(Generic[T_co]):
     def __eq__(self, other: object) -> bool:
         if type(other) is not Halt:
             return NotImplemented
-        return bool(self._value == other._value)
+        that: Halt[object] = other  # pyright: ignore[reportUnknownVariableType]
+        return bool(self._value == that._value)
 
     def __hash__(self) -> int:
         return hash((Halt, self._value))
@@ -114,7 +116,8 @@ class Retry(Generic[C_co]):
     def __eq__(self, other: object) -> bool:
         if type(other) is not Retry:
             return NotImplemented
-        return (self._ctx, self._delay) == (other._ctx, other._delay)
+        that: Retry[object] = other  # pyright: ignore[reportUnknownVariableType]
+        return (self._ctx, self._delay) == (that._ctx, that._delay)
 
     def __hash__(self) -> int:
         return hash((Retry, self._ctx, self._delay))
@@ -141,7 +144,8 @@ class Fallback(Generic[T_co]):
     def __eq__(self, other: object) -> bool:
         if type(other) is not Fallback:
             return NotImplemented
-        return bool(self._value == other._value)
+        that: Fallback[object] = other  # pyright: ignore[reportUnknownVariableType]
+        return bool(self._value == that._value)
 
     def __hash__(self) -> int:
         return hash((Fallback, self._value))

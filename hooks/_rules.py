@@ -80,7 +80,7 @@ def legal(point: AnyPoint, result: object, ctx: object) -> Tag | None:
 
 def expected(point: AnyPoint) -> tuple[str, ...]:
     """The tags legal at ``point`` as messages name them: ``("Cont[ToolContext]", ...)``."""
-    names = []
+    names: list[str] = []
     for tag in TAGS[point.kind]:
         cls = _against(tag, point)
         names.append(tag.label if cls is None else f"{tag.label}[{cls.__name__}]")

@@ -113,10 +113,14 @@ class State:
             return types.MappingProxyType(dict(self._data))
 
     def __contains__(self, key: object) -> bool:
-        if not isinstance(key, StateKey | str):
+        if isinstance(key, str):
+            name = key
+        elif isinstance(key, StateKey):
+            name = key.name  # pyright: ignore[reportUnknownMemberType]
+        else:
             return False
         with self._lock:
-            return _name(key) in self._data
+            return name in self._data
 
     def __iter__(self) -> Iterator[str]:
         with self._lock:

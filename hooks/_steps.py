@@ -188,7 +188,8 @@ def chain_failure(exc: BaseException, given: object) -> None:
     """Show the error a ``Failure`` carried as ``exc``'s context, raised while handling it."""
     if type(given) is not Failure or exc.__context__ is not None:
         return
-    error = given.failure()
+    failure: Failure[object] = given  # pyright: ignore[reportUnknownVariableType]
+    error = failure.failure()
     link = error
     while isinstance(link, BaseException):
         if link is exc:

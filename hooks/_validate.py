@@ -1,6 +1,7 @@
 """Validating callbacks: what makes an entry of a callbacks list dispatchable.
 
-Each rule is refused with ``InvalidCallbacks`` before any callback runs:
+A list breaking any of these rules is refused with ``InvalidCallbacks`` before any
+callback runs:
 
 - an entry is a module or an object -- not a class (pass an instance), a nested
   collection, a bare function, ``None``, a string or a number;
@@ -192,19 +193,20 @@ def _check_entry(callback: object) -> None:
             f"pass an instance: {callback.__qualname__}()"
         )
         raise InvalidCallbacks(msg, callback=callback)
+    entry: object = callback  # as given: isinstance narrows ``callback`` below
     if isinstance(callback, _COLLECTIONS):
         msg = (
             f"a callback is a module or an object with hook methods, "
-            f"got a {type(callback).__name__} {callback!r:.60}; "
+            f"got a {type(entry).__name__} {entry!r:.60}; "
             "flatten nested lists: callbacks=[*guards, audit]"
         )
-        raise InvalidCallbacks(msg, callback=callback)
+        raise InvalidCallbacks(msg, callback=entry)
     if isinstance(callback, _NOT_CALLBACKS):
         msg = (
-            f"a callback is a module or an object with hook methods, got {type(callback).__name__} "
-            f"{callback!r:.60}; put a function in a class or module, or use hooks.observing()"
+            f"a callback is a module or an object with hook methods, got {type(entry).__name__} "
+            f"{entry!r:.60}; put a function in a class or module, or use hooks.observing()"
         )
-        raise InvalidCallbacks(msg, callback=callback)
+        raise InvalidCallbacks(msg, callback=entry)
 
 
 def _validate_class(callback: object, generation: int) -> Verdict | None:

@@ -1,4 +1,4 @@
-"""Tests for dispatch: every rule of the contract's "Dispatch" section, sync and async.
+"""Tests for dispatch: every dispatch rule of ``hooks``' docstring, sync and async.
 
 Most tests run four ways: sync or async dispatch (``mode``) over callbacks given as
 modules or as instances (``kind``). In async mode some callbacks of a chain are
@@ -72,7 +72,7 @@ class Boom(Exception):
     """The exception the test callbacks raise."""
 
 
-# -- building callbacks -------------------------------------------------------------
+# -- building callbacks ----------------------------------------------------------------
 
 
 class Make(Protocol):
@@ -156,7 +156,7 @@ def raising(exc: BaseException) -> Fn:
     return hook
 
 
-# -- dispatching --------------------------------------------------------------------
+# -- dispatching -----------------------------------------------------------------------
 
 
 class Options(TypedDict, total=False):
@@ -293,7 +293,7 @@ def model_ctx() -> ModelContext:
     return ModelContext(invocation, ModelRequest((Message("user", "hi"),)))
 
 
-# -- rule 1: list order; callbacks without the method are skipped ------------------
+# -- list order; callbacks without the method are skipped ------------------------------
 
 
 def test_before_hooks_run_in_list_order(dispatch: Dispatch, make: Make) -> None:
@@ -352,7 +352,7 @@ def test_callbacks_without_the_method_are_skipped(
     assert log == ["a", "b"]
 
 
-# -- rule 2: an empty chain is the identity -----------------------------------------
+# -- an empty chain is the identity ----------------------------------------------------
 
 
 def test_empty_chain_returns_the_same_context(dispatch: Dispatch, model_ctx: ModelContext) -> None:
@@ -404,7 +404,7 @@ def test_cont_with_the_same_context_keeps_the_object(
     assert result.ctx is model_ctx
 
 
-# -- rule 3: before: Cont threads the context, the first Halt wins -------------------
+# -- before: Cont threads the context, the first Halt wins -----------------------------
 
 
 def test_each_before_hook_receives_the_previous_context(dispatch: Dispatch, make: Make) -> None:
@@ -459,7 +459,7 @@ def test_halt_with_a_falsy_value_halts(dispatch: Dispatch, make: Make, value: ob
     assert log == ["a"]
 
 
-# -- rule 4: after: every callback runs on the previous result ----------------------
+# -- after: every callback runs on the previous result ---------------------------------
 
 
 def test_after_hooks_each_get_the_previous_result_and_never_stop(
@@ -504,7 +504,7 @@ def test_after_hooks_receive_the_context(dispatch: Dispatch, make: Make) -> None
     assert seen == [ctx, ctx]
 
 
-# -- rule 5: on_error: the first Retry or Fallback wins, else the last Failure -------
+# -- on_error: the first Retry or Fallback wins, else the last Failure -----------------
 
 
 def test_error_hooks_pass_the_failure_along(dispatch: Dispatch, make: Make) -> None:
@@ -548,7 +548,7 @@ def test_first_recovery_stops_the_error_chain(
     assert log == ["a", "b"]
 
 
-# -- rule 6: exceptions propagate unchanged, with a note ----------------------------
+# -- exceptions propagate unchanged, with a note ---------------------------------------
 
 
 @which_point
@@ -688,7 +688,7 @@ def test_base_exceptions_are_not_swallowed(dispatch: Dispatch, make: Make) -> No
     assert log == ["a"]
 
 
-# -- rule 7: DispatchPolicy ---------------------------------------------------------
+# -- DispatchPolicy --------------------------------------------------------------------
 
 
 def test_continue_on_halt_runs_every_callback_and_the_last_halt_wins(
@@ -887,7 +887,7 @@ def test_dispatch_policy_defaults_and_is_frozen() -> None:
         policy.continue_on_halt = True  # type: ignore[misc]
 
 
-# -- rule 8: sync refuses async callbacks; async awaits them ------------------------
+# -- sync refuses async callbacks; async awaits them -----------------------------------
 
 
 @which_point
@@ -980,7 +980,7 @@ def test_whether_a_method_is_async_is_decided_at_compile_time() -> None:
     assert compiled.methods(BEFORE) == methods
 
 
-# -- rule 9: registration is validated once per list --------------------------------
+# -- registration is validated once per list -------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -1205,7 +1205,7 @@ def test_a_compiled_list_is_validated_once(dispatch: Dispatch) -> None:
     assert callback.listed == 1
 
 
-# -- InvalidResult -----------------------------------------------------------------
+# -- InvalidResult ---------------------------------------------------------------------
 
 
 @which_point
@@ -1316,7 +1316,7 @@ def test_invalid_result_message_truncates_a_long_value(make: Make) -> None:
     assert len(str(excinfo.value)) < 300
 
 
-# -- the compiled form -------------------------------------------------------------
+# -- the compiled form -----------------------------------------------------------------
 
 
 def test_compiled_form_dispatches_like_the_list(dispatch: Dispatch, make: Make) -> None:
@@ -1425,7 +1425,7 @@ def test_compiled_repr_shows_the_callbacks() -> None:
     assert repr(compile_callbacks([module])) == f"compile_callbacks([{module!r}])"
 
 
-# -- the free functions' identity cache --------------------------------------------
+# -- the free functions' identity cache ------------------------------------------------
 
 
 @pytest.mark.parametrize("change", ["append", "replace", "remove", "insert"])
@@ -1487,7 +1487,7 @@ def test_equal_but_distinct_lists_are_compiled_separately(dispatch: Dispatch, ma
     assert dispatch.before([b, a], BEFORE, 1) == Cont(11)
 
 
-# -- custom points -----------------------------------------------------------------
+# -- custom points ---------------------------------------------------------------------
 
 
 def test_custom_points_dispatch_with_the_same_functions(dispatch: Dispatch, make: Make) -> None:
@@ -1559,7 +1559,7 @@ def test_a_nested_collection_is_refused(nested: object) -> None:
 
 
 def test_a_misspelling_of_a_point_declared_after_compiling_is_refused(make: Make) -> None:
-    """Rule 9 holds for points declared after the list was compiled."""
+    """A misspelling is refused for points declared after the list was compiled too."""
     name = f"before_late_{uuid.uuid4().hex}"
     compiled = compile_callbacks([make("early", **{name[:-1]: passing})])
     point: BeforePoint[int, str] = BeforePoint(name)

@@ -1,4 +1,4 @@
-"""Property tests: dispatch over any list of callbacks obeys the contract's laws.
+"""Property tests: dispatch over any list of callbacks obeys the dispatch rules.
 
 Each generated callback does one small ``Step`` at every law point (or has no method
 at all, for ``"skip"``). The reference semantics below work on the steps alone, so a
