@@ -41,6 +41,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from returns.result import Failure, Result, Success
 
+from hooks._adispatch import arun_after, arun_before, arun_on_error
 from hooks._async_protocols import (
     AsyncAfterAgent,
     AsyncAfterModel,
@@ -54,15 +55,7 @@ from hooks._async_protocols import (
 )
 from hooks._compile import CompiledCallbacks, compile_callbacks
 from hooks._contexts import AgentContext, ModelContext, ToolContext
-from hooks._dispatch import (
-    Callbacks,
-    arun_after,
-    arun_before,
-    arun_on_error,
-    run_after,
-    run_before,
-    run_on_error,
-)
+from hooks._dispatch import Callbacks, run_after, run_before, run_on_error
 from hooks._errors import HookError, InvalidCallbacks, InvalidResult, StopRun
 from hooks._events import AsyncObserver, HookEvent, Observer, OutcomeTag, observing
 from hooks._messages import (

@@ -18,8 +18,9 @@ from typing import Any, Final, final
 
 from hooks._errors import InvalidCallbacks, describe
 from hooks._points import ON_EVENT, AnyPoint, declarations
-from hooks._validate import Fn, Verdict, check_method, validate
+from hooks._validate import Fn, check_method
 from hooks._validate import is_async as _is_async
+from hooks._verdicts import Verdict, validate
 
 __all__ = ["CompiledCallbacks", "compile_callbacks"]
 

@@ -1,4 +1,4 @@
-"""Dispatch: one hook point over a callbacks list, by the rules in ``hooks``' docstring.
+"""Sync dispatch: one hook point over a callbacks list, by the rules in ``hooks``' docstring.
 
 Two forms of each chain. The sync default-policy loops of ``run_before``,
 ``run_after`` and ``run_on_error`` are the hot path: flat, allocating nothing beyond
@@ -7,7 +7,7 @@ Each loop inlines only the tag that hands on (``Cont``; ``Success`` / ``Failure`
 ``Failure``) with its payload check, and stops at anything else: ``_settle`` then
 returns a legal ending result or raises, by the table in ``_rules``. Everything else
 -- a policy that departs from the default, a ``Trace``, async methods to await --
-runs the general path in ``_steps``.
+runs the general path in ``_steps``. The async twins are in ``_adispatch``.
 """
 
 from __future__ import annotations
@@ -23,17 +23,9 @@ from hooks._points import AfterPoint, AnyPoint, BeforePoint, ErrorPoint
 from hooks._policy import DEFAULT_POLICY, DispatchPolicy, Trace
 from hooks._results import BeforeResult, Cont, ErrorResult, Outcome
 from hooks._rules import invalid, legal
-from hooks._steps import arun_steps, chain_failure, note, run_steps
+from hooks._steps import chain_failure, note, run_steps
 
-__all__ = [
-    "Callbacks",
-    "arun_after",
-    "arun_before",
-    "arun_on_error",
-    "run_after",
-    "run_before",
-    "run_on_error",
-]
+__all__ = ["Callbacks", "run_after", "run_before", "run_on_error"]
 
 C = TypeVar("C")
 T = TypeVar("T")
@@ -168,64 +160,6 @@ def run_on_error(
         _noted(exc, compiled, point, methods, fns, given=failure)
         raise
     return _settle(compiled, point, methods, fns, result, ctx=ctx, given=failure)  # type: ignore[no-any-return]
-
-
-# -- async --------------------------------------------------------------------------
-# Each body: the chain; no async method, the sync dispatch as it is (policy and trace
-# included); else the general path, awaiting.
-
-
-async def arun_before(
-    callbacks: Callbacks,
-    point: BeforePoint[C, T],
-    ctx: C,
-    /,
-    *,
-    policy: DispatchPolicy = DEFAULT_POLICY,
-    trace: Trace | None = None,
-) -> BeforeResult[C, T]:
-    """``run_before`` for async code: awaits ``async def`` methods, calls plain ones."""
-    compiled = compile_callbacks(callbacks)
-    chain = compiled.chain(point.name, point.kind)
-    if not chain.any_async:
-        return run_before(compiled, point, ctx, policy=policy, trace=trace)
-    return await arun_steps(chain, point, ctx, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
-
-
-async def arun_after(
-    callbacks: Callbacks,
-    point: AfterPoint[C, T],
-    outcome: Outcome[T],
-    ctx: C,
-    /,
-    *,
-    policy: DispatchPolicy = DEFAULT_POLICY,
-    trace: Trace | None = None,
-) -> Outcome[T]:
-    """``run_after`` for async code: awaits ``async def`` methods, calls plain ones."""
-    compiled = compile_callbacks(callbacks)
-    chain = compiled.chain(point.name, point.kind)
-    if not chain.any_async:
-        return run_after(compiled, point, outcome, ctx, policy=policy, trace=trace)
-    return await arun_steps(chain, point, outcome, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
-
-
-async def arun_on_error(
-    callbacks: Callbacks,
-    point: ErrorPoint[C, T],
-    failure: Failure[Exception],
-    ctx: C,
-    /,
-    *,
-    policy: DispatchPolicy = DEFAULT_POLICY,
-    trace: Trace | None = None,
-) -> ErrorResult[C, T]:
-    """``run_on_error`` for async code: awaits ``async def`` methods, calls plain ones."""
-    compiled = compile_callbacks(callbacks)
-    chain = compiled.chain(point.name, point.kind)
-    if not chain.any_async:
-        return run_on_error(compiled, point, failure, ctx, policy=policy, trace=trace)
-    return await arun_steps(chain, point, failure, ctx, policy=policy, trace=trace)  # type: ignore[no-any-return]
 
 
 # -- the shared prologue and epilogue of the fast loops ------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from returns.result import Failure, Success
 
+import hooks._adispatch
 import hooks._dispatch
 from hooks import (
     BeforePoint,
@@ -202,7 +203,7 @@ def no_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the general path ran")
 
     monkeypatch.setattr(hooks._dispatch, "run_steps", refuse)
-    monkeypatch.setattr(hooks._dispatch, "arun_steps", refuse)
+    monkeypatch.setattr(hooks._adispatch, "arun_steps", refuse)
 
 
 @pytest.mark.usefixtures("no_general_path")

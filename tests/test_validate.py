@@ -1,5 +1,8 @@
 """Tests for callback validation: the rules, helper names, and the caches behind them.
 
+``hooks._validate`` holds the rules, ``hooks._verdicts`` the per-class and per-module
+caches and ``hooks._spelling`` the misspelling index; they are tested together here.
+
 A fresh list of known callbacks must compile in a few microseconds whatever the number
 of declared points, so validation is cached per class and per module; these tests pin
 what the caches may and may not skip.
@@ -13,7 +16,10 @@ from typing import Any
 
 import pytest
 
+import hooks._compile
+import hooks._spelling
 import hooks._validate
+import hooks._verdicts
 from hooks import (
     BEFORE_MODEL,
     AfterPoint,
@@ -152,8 +158,8 @@ class Counting:
             self.calls += 1
             return original(*args)
 
-        monkeypatch.setattr(hooks._validate, "check_method", counting)
-        monkeypatch.setattr("hooks._compile.check_method", counting)
+        monkeypatch.setattr(hooks._verdicts, "check_method", counting)
+        monkeypatch.setattr(hooks._compile, "check_method", counting)
 
 
 def new_class(**methods: object) -> type:
@@ -295,13 +301,13 @@ def test_a_known_name_is_never_compared_with_the_registry_again(
     for name in long_names:
         BeforePoint(name)
     compared: list[str] = []
-    original = hooks._validate._ratio
+    original = hooks._spelling._ratio
 
     def counting(matcher: Any, point: str) -> Any:
         compared.append(point)
         return original(matcher, point)
 
-    monkeypatch.setattr(hooks._validate, "_ratio", counting)
+    monkeypatch.setattr(hooks._spelling, "_ratio", counting)
     guard_class = new_class(before_probe=before_probe, limit=1, helper_method=before_probe)
     assert compile_callbacks([guard_class()])
     assert not set(compared) & set(long_names)
