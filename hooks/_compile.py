@@ -2,9 +2,10 @@
 
 Everything a dispatch needs is decided here, never per call: which callbacks define
 the point's method, the bound methods themselves, and which of them are async.
-Validation (``_validate``) happens when the list is compiled; a point's chain is
-built the first time that point is dispatched, so compiling costs the same whatever
-the number of declared points.
+Validation (the rules of ``_validate``, cached per class and module by ``_verdicts``)
+happens when the list is compiled; a point's chain is built the first time that
+point is dispatched, so compiling costs the same whatever the number of declared
+points.
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ def compile_callbacks(callbacks: Sequence[object] | CompiledCallbacks, /) -> Com
     The same list object compiles once: the result is cached by the list's identity
     and reused while its items are the same objects (a mutated list compiles anew).
     A new list of known callbacks compiles in a few microseconds: each class's and
-    module's validation is cached (see ``hooks._validate``).
+    module's validation is cached (see ``hooks._verdicts``).
     """
     if type(callbacks) is CompiledCallbacks:
         return callbacks

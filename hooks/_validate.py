@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from hooks._errors import InvalidCallbacks, describe
 from hooks._points import SIGNATURES, kind_of
@@ -91,6 +91,7 @@ _COLLECTIONS: Final = (list, tuple, dict, set, frozenset)
 
 
 def check_entry(callback: object) -> None:
+    """Refuse what cannot be a callback at all: a class, a collection, a function, a value."""
     if isinstance(callback, type):
         msg = (
             f"{describe(callback)} was passed where a callback is needed; "
@@ -140,26 +141,34 @@ def check_names(
 
 
 def check_own(callback: object, own: dict[str, object], plain: set[str]) -> bool:
-    """Check an instance's own attributes; whether one of them is hook-shaped."""
+    """Check an instance's own attributes; whether one of them is hook-shaped.
+
+    Names found plain (private, or neither hooks, misspellings nor hook-shaped) join
+    ``plain``, so the next instance of the class skips them; a hook set on an instance
+    is checked every time.
+    """
     hookish = False
     for name in own:
         if name in plain:
             continue
-        kind = kind_of(name) if public(name) else None
+        if not public(name):
+            plain.add(name)
+            continue
+        kind = kind_of(name)
         if kind is not None:
             check_method(callback, name, getattr(callback, name), kind)
             hookish = True
-        elif public(name) and name.startswith(HOOK_PREFIXES):
-            check_name(callback, name)
+            continue
+        check_name(callback, name)
+        if name.startswith(HOOK_PREFIXES):
             hookish = True
         else:
-            if public(name):
-                check_name(callback, name)
             plain.add(name)
     return hookish
 
 
 def check_name(callback: object, name: str) -> None:
+    """Refuse ``name`` if it misspells a declared point's name, with a did-you-mean hint."""
     close = misspells(name)
     if close is not None:
         msg = (
@@ -169,7 +178,8 @@ def check_name(callback: object, name: str) -> None:
         raise InvalidCallbacks(msg, callback=callback, attribute=name)
 
 
-def refuse_hookless(callback: object) -> None:
+def refuse_hookless(callback: object) -> NoReturn:
+    """Refuse a callback without any hook-shaped attribute, listing what it has."""
     found = sorted(name for name in dir(callback) if public(name))
     listed = f"its public attributes are {found[:8]!r}" if found else "it has no public attribute"
     msg = (
@@ -181,4 +191,5 @@ def refuse_hookless(callback: object) -> None:
 
 
 def public(name: str) -> bool:
+    """Whether ``name`` is one validation looks at: no leading underscore, lower case."""
     return not name.startswith("_") and name.islower()

@@ -71,7 +71,7 @@ class Verdict:
         has_dict: bool = False,
         size: int = 0,
     ) -> None:
-        self.owner: Final = owner  # the class or module; also keeps its id from being reused
+        self.owner: Final = owner  # the class or module validated
         self.generation: Final = generation
         self.hooks: Final = hooks  # hook name -> (the function validated, whether it is async)
         self.bound: Final = bound  # instances' methods are bound forms of hooks' functions
