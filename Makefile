@@ -32,10 +32,14 @@ bench: $(STAMP)
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.
 # MUTANTS narrows a run to matching mutant names: make mutate MUTANTS='hooks._results.*'
-MUTANTS ?=
+# TESTS narrows the tests to a pytest -k expression. mutmut's baseline runs every selected
+# test and stops at a red one, so a run of runner mutants selects the runner's own tests
+# (tests/test_runner_*.py) by default: a red hooks test cannot stop it. Each mutant then
+# runs against the selected tests that reached its function in the baseline.
+TESTS ?= $(if $(MUTANTS),$(if $(filter-out runner.%,$(MUTANTS)),,test_runner_))
 mutate: $(STAMP)
 	@status=0; \
-	$(BIN)/mutmut run $(MUTANTS) || status=1; \
+	PYTEST_ADDOPTS="$(if $(TESTS),-k '$(TESTS)')" $(BIN)/mutmut run $(MUTANTS) || status=1; \
 	$(BIN)/python -c "$$MUTATION_SCORES" || status=1; \
 	exit $$status
 

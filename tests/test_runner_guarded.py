@@ -402,3 +402,141 @@ def test_a_wait_between_attempts_is_the_policys_and_recorded(
     [retry] = events_of(result, RetryEvent)
     assert retry.delay == 0.25
     assert slept == [0.25]
+
+
+class Tamper:
+    """Writes bogus ``attempt``/``max_attempts`` into every context it hands back.
+
+    ``before_tool`` goes on with them; ``on_tool_error`` retries with them, first with a
+    changed call (which passes ``before_tool`` again), then with the same call.
+    """
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int, int]] = []
+
+    def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext] | Halt[ToolResult]:
+        """Go on with a context claiming attempt 7 of 99."""
+        self.seen.append(("before_tool", ctx.attempt, ctx.max_attempts))
+        return Cont(replace(ctx, attempt=7, max_attempts=99))
+
+    def on_tool_error(
+        self, failure: Failure[Exception], ctx: ToolContext, /
+    ) -> ErrorResult[ToolContext, ToolResult]:
+        """Retry claiming attempt 50 of 99: with other args once, then as it is."""
+        self.seen.append(("on_tool_error", ctx.attempt, ctx.max_attempts))
+        call = replace(ctx.call, args={"path": "/var"}) if ctx.attempt == 1 else ctx.call
+        return Retry(replace(ctx, call=call, attempt=50, max_attempts=99))
+
+
+def test_the_runner_owns_attempt_and_max_attempts(mode: Mode) -> None:
+    """Whatever a before or error hook writes into them, contexts count the runner's attempts."""
+    tamper = Tamper()
+    agent = Agent("assistant", file_model(), tools=[read_file])
+    with Runner(agent, retry=NO_WAIT) as runner:
+        result = drive(runner, mode, "go", callbacks=[tamper])
+    assert tamper.seen == [
+        ("before_tool", 1, 1),
+        ("on_tool_error", 1, 3),
+        ("before_tool", 2, 3),  # the changed call is checked again
+        ("on_tool_error", 2, 3),
+        ("on_tool_error", 3, 3),
+    ]
+    assert [e.attempt for e in events_of(result, ToolAttemptEvent)] == [1, 2, 3]
+    [event] = events_of(result, ToolResultEvent)
+    assert event.result.is_error
+
+
+class FailTool:
+    """Turns every successful tool call into ``error`` in ``after_tool``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def after_tool(
+        self, outcome: Outcome[ToolResult], ctx: ToolContext, /
+    ) -> Result[ToolResult, Exception]:
+        """Fail a successful tool call."""
+        return Failure(self.error) if isinstance(outcome, Success) else outcome
+
+
+class FailModel:
+    """Turns every successful model call into ``error`` in ``after_model``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def after_model(
+        self, outcome: Outcome[ModelResponse], ctx: ModelContext, /
+    ) -> Result[ModelResponse, Exception]:
+        """Fail a successful model call."""
+        return Failure(self.error) if isinstance(outcome, Success) else outcome
+
+
+def flaky_once() -> ScriptedModel:
+    """A model failing its first call, then answering ``ok``."""
+    return ScriptedModel([OSError("first"), "ok"])
+
+
+def test_an_after_hook_failing_a_tool_call_is_on_record(mode: Mode) -> None:
+    """The new error is recorded for the attempt that succeeded and becomes the error result."""
+    error = LookupError("rejected by after_tool")
+    calls: list[str] = []
+
+    def fetch() -> str:
+        """Fail once, then succeed."""
+        calls.append("fetch")
+        if len(calls) == 1:
+            raise OSError("flaky")
+        return "contents"
+
+    model = ScriptedModel([calling(ToolCall("c1", "fetch")), "done"])
+    agent = Agent("assistant", model, tools=[fetch])
+    with Runner(agent, retry=NO_WAIT) as runner:
+        result = drive(runner, mode, "go", callbacks=[SameCallRetry(), FailTool(error)])
+    errors = events_of(result, ErrorEvent)
+    assert [(type(e.error).__name__, e.operation, e.attempt) for e in errors] == [
+        ("OSError", "tool", 1),
+        ("LookupError", "tool", 2),
+    ]
+    assert errors[-1].error is error
+    assert (errors[-1].agent, errors[-1].branch) == ("assistant", "assistant")
+    kinds = [type(e).__name__ for e in result.events]
+    assert kinds[kinds.index("RetryEvent") + 1 :][:3] == [
+        "ToolAttemptEvent",
+        "ErrorEvent",
+        "ToolResultEvent",
+    ]
+    [done] = events_of(result, ToolResultEvent)
+    assert done.result == ToolResult("LookupError: rejected by after_tool", is_error=True)
+
+
+def test_an_after_hook_failing_a_model_call_is_on_record(mode: Mode) -> None:
+    """The new error is recorded (operation "model", the attempt that succeeded) before the end."""
+    error = LookupError("rejected by after_model")
+    with Runner(Agent("assistant", flaky_once()), retry=NO_WAIT) as runner:
+        result = drive(
+            runner, mode, "hi", callbacks=[RetryModel(rephrase=False), FailModel(error), Recover()]
+        )
+    assert result.output == "recovered"
+    errors = events_of(result, ErrorEvent)
+    assert [(e.operation, e.attempt) for e in errors] == [("model", 1), ("model", 2)]
+    assert errors[-1].error is error
+
+
+def test_an_after_hook_passing_a_failure_on_adds_no_record(mode: Mode) -> None:
+    """A failure the after hooks pass on unchanged is recorded once, for its attempt."""
+    agent = Agent("assistant", file_model(), tools=[read_file])
+    with Runner(agent, retry=RetryPolicy(max_attempts=1)) as runner:
+        result = drive(runner, mode, "go", callbacks=[FailTool(LookupError("unused"))])
+    [error] = events_of(result, ErrorEvent)
+    assert isinstance(error.error, PermissionError)
+
+
+class Recover:
+    """Answers a failed agent run with ``recovered`` in ``after_agent``."""
+
+    def after_agent(
+        self, outcome: Outcome[ModelResponse], ctx: object, /
+    ) -> Result[ModelResponse, Exception]:
+        """Recover any failure."""
+        return Success(ModelResponse("recovered")) if isinstance(outcome, Failure) else outcome
