@@ -961,8 +961,9 @@ def test_an_async_callable_object_counts_as_async() -> None:
         run_before(callbacks, BEFORE, 1)
 
 
-def test_whether_a_method_is_async_is_decided_at_compile_time() -> None:
-    """A compiled list keeps the methods it found: replacing one afterwards changes nothing."""
+def test_whether_a_method_is_async_is_decided_once() -> None:
+    """A compiled list keeps the methods its chain found: replacing one afterwards changes
+    nothing."""
 
     class Guard:
         def before_probe(self, ctx: int, /) -> Cont[int]:
