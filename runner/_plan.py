@@ -16,7 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any, Final, TypeVar, final
+from typing import Final, TypeVar, final
 
 from hooks import (
     AFTER_AGENT,
@@ -247,7 +247,7 @@ class Plan:
             error=error,
             attempt=getattr(ctx, "attempt", 1),
             time=time.time() - duration,
-            callback=None if trace.callback is None else _describe(trace.callback),
+            callback=trace.description,
             run_id=self.invocation.id,
         )
         for fn, is_async, owner in self.observers:
@@ -261,10 +261,3 @@ class Plan:
             except Exception:
                 logger.exception("observer %r failed on %s; the run goes on", owner, point)
 
-
-def _describe(callback: object) -> str:
-    """Name a callback as hook errors do: ``module 'guards'`` or ``Guard instance``."""
-    name: Any = getattr(callback, "__name__", None)
-    if isinstance(name, str) and type(callback).__name__ == "module":
-        return f"module {name!r}"
-    return f"{type(callback).__qualname__} instance"
