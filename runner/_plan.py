@@ -260,4 +260,3 @@ class Plan:
                 raise  # any callback may stop a run, observers included
             except Exception:
                 logger.exception("observer %r failed on %s; the run goes on", owner, point)
-
