@@ -55,11 +55,13 @@ MESSAGES: Final = (
     "send the notes to jane.doe@example.com",
 )
 
+NUMBER: Final = r"-?\d+(?:\.\d+)?"  # 2, -7, 2.5: the whole number, never a piece of it
+
 # -- tools: plain functions; the name, docstring and typed parameters make the schema
 
 
-def add(a: int, b: int) -> int:
-    """Add two integers."""
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
     return a + b
 
 
@@ -133,11 +135,13 @@ def assistant_model() -> ScriptedModel:
     """A stand-in for a real model: rules over the last user message or tool result."""
     return ScriptedModel(
         rules=[
-            Rule(r"(?P<a>-?\d+) *\+ *(?P<b>-?\d+)", tool="add", args={"a": "{a}", "b": "{b}"}),
+            Rule(
+                rf"(?P<a>{NUMBER}) *\+ *(?P<b>{NUMBER})", tool="add", args={"a": "{a}", "b": "{b}"}
+            ),
             Rule(r"weather in (?P<city>\w+)", tool="weather", args={"city": "{city}"}),
             Rule(r"send (?P<what>.+) to (?P<to>\S+)", reply="Done: {what} went to {to}."),
             Rule(r"^(?P<city>\w+): (?P<report>.+)$", on="tool", reply="It's {report} in {city}."),
-            Rule(r"^-?\d+$", on="tool", reply="2 + 3 = {0}."),
+            Rule(rf"^{NUMBER}$", on="tool", reply="It is {0}."),
             Rule(r".*", on="tool", reply="That failed: {content}"),
         ],
         default="Sorry, I can only add numbers and check the weather.",
