@@ -32,3 +32,10 @@ def test_readme_names_the_two_commands() -> None:
     text = README.read_text(encoding="utf-8")
     assert text.index("make demo") < text.index("## Twenty lines")
     assert text.index("make test") < text.index("## Twenty lines")
+
+
+def test_readme_example_reads_whole_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    """Asked for 2.5 + 3, the example adds 2.5 and 3 (0.1's regex took the 5 of 2.5)."""
+    example = _example().replace("what is 2 + 3?", "what is 2.5 + 3?")
+    exec(compile(example, str(README), "exec"), {"__name__": "readme_example"})
+    assert capsys.readouterr().out == "It is 5.5.\n"
