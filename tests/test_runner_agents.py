@@ -653,6 +653,30 @@ def test_async_tool_calls_of_one_response_run_concurrently() -> None:
     ]
 
 
+def test_every_call_of_a_two_call_response_starts_before_either_ends_in_run_async() -> None:
+    """Two calls of one response overlap at once: the second starts before the first ends."""
+    log: list[str] = []
+
+    async def first() -> str:
+        """Start, yield once, end."""
+        log.append("first starts")
+        await asyncio.sleep(0)
+        log.append("first ends")
+        return "1"
+
+    async def second() -> str:
+        """Start, yield once, end."""
+        log.append("second starts")
+        await asyncio.sleep(0)
+        log.append("second ends")
+        return "2"
+
+    model = ScriptedModel([two_calls("first", "second"), "done"])
+    with Runner(Agent("assistant", model, tools=[first, second])) as runner:
+        asyncio.run(runner.run_async("go"))
+    assert log.index("second starts") < log.index("first ends")
+
+
 def test_sync_tools_of_one_response_run_concurrently_in_run_async() -> None:
     """In ``run_async`` sync tools of one response run in threads, at the same time."""
     barrier = threading.Barrier(2, timeout=5)
@@ -841,7 +865,11 @@ def test_two_runs_on_one_session_at_once_are_refused() -> None:
     async def both(runner: Runner) -> tuple[str, str]:
         first = asyncio.ensure_future(runner.run_async("one", session_id="s"))
         await asyncio.wait_for(started.wait(), timeout=5)
-        with pytest.raises(RuntimeError, match="one run at a time"):
+        refused = (
+            r"^session 's' of user 'user' already has a run under way on this runner; "
+            r"a session takes one run at a time$"
+        )
+        with pytest.raises(RuntimeError, match=refused):
             await runner.run_async("two", session_id="s")
         other = await runner.run_async("three", session_id="other")
         release.set()

@@ -371,3 +371,30 @@ def test_concurrent_extends_never_lose_or_corrupt_a_message(
         assert tuple(grown[len(base) :]) == added
         assert grown[: len(base)] == base
         assert grown[0] == Message("user", "root")
+
+
+# -- an older view, once the log has grown past it ------------------------------------
+
+
+def test_an_older_view_never_sees_messages_appended_after_it() -> None:
+    """Indexing one past an older view's end is out of range, though the shared log goes on."""
+    older = Transcript(msgs("a"))
+    newer = older.append(Message("user", "b"))
+    assert newer[1] == Message("user", "b")
+    with pytest.raises(IndexError, match="out of range"):
+        older[1]
+
+
+def test_copies_and_pickles_of_an_older_view_keep_only_its_messages() -> None:
+    """A copy of a view behind the log's tip holds that view's messages, none appended later."""
+    older = Transcript(msgs("a", "b")).headed([SYSTEM])
+    older.extend(msgs("c", "d"))
+    for other in (copy.deepcopy(older), pickle.loads(pickle.dumps(older))):
+        assert list(other) == [SYSTEM, *msgs("a", "b")]
+
+
+def test_repr_lists_up_to_four_messages() -> None:
+    """Four messages are listed in the repr; from five on, only their number."""
+    four = Transcript(msgs("a", "b", "c", "d"))
+    assert repr(four) == f"Transcript({list(four)!r})"
+    assert repr(four.append(Message("user", "e"))) == "<Transcript of 5>"

@@ -10,7 +10,7 @@ import random
 import sys
 import threading
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -19,6 +19,7 @@ from hooks import HookError, InvalidCallbacks
 from runner import (
     Agent,
     FunctionTool,
+    MaxStepsExceeded,
     Message,
     ModelRequest,
     ModelResponse,
@@ -28,9 +29,11 @@ from runner import (
     RunnerError,
     ScriptedModel,
     ScriptExhausted,
+    SessionConflict,
     ToolArgumentsError,
     ToolCall,
     ToolSpec,
+    UnknownToolError,
     as_tool,
 )
 from runner._checks import int_at_least, non_negative_float, positive_int
@@ -937,3 +940,170 @@ def test_walk_does_not_recurse() -> None:
     for level in range(depth):
         agent = Agent(f"level{level}", ScriptedModel(), sub_agents=[agent])
     assert sum(1 for _ in agent.walk()) == depth + 1
+
+
+# -- what each refusal and error says -----------------------------------------------
+
+RULE = "(^[A-Za-z0-9_-]{1,64}$)"
+
+
+def duplicate_sub_agent() -> Agent:
+    """An agent with a tool and a sub-agent both named ``researcher``."""
+    researcher = Agent("researcher", ScriptedModel())
+    tool = FunctionTool(add, name="researcher")
+    return Agent("assistant", ScriptedModel(), tools=[tool], sub_agents=[researcher])
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: Agent("assistant", "gpt"),  # type: ignore[arg-type]
+            "agent 'assistant': a model needs a generate(request) method, got str 'gpt'",
+        ),
+        (
+            lambda: Agent("assistant", ScriptedModel(), tools="add"),
+            "agent 'assistant': tools must be a list or tuple of functions or tool objects, "
+            "got str 'add'; wrap a single tool as [tool]",
+        ),
+        (
+            lambda: Agent("assistant", ScriptedModel(), sub_agents="helper"),  # type: ignore[arg-type]
+            "agent 'assistant': sub_agents must be a list or tuple of Agent instances, "
+            "got str 'helper'; wrap a single agent as [agent]",
+        ),
+        (
+            lambda: Agent("assistant", ScriptedModel(), sub_agents=["helper"]),  # type: ignore[list-item]
+            "agent 'assistant': sub_agents must be Agent instances, got str 'helper'",
+        ),
+        (
+            lambda: Agent("assistant", ScriptedModel(), tools=[add, FunctionTool(add)]),
+            "agent 'assistant' has two tools (or sub-agents) named 'add'",
+        ),
+        (
+            duplicate_sub_agent,
+            "agent 'assistant' has two tools (or sub-agents) named 'researcher'",
+        ),
+    ],
+    ids=["model", "tools", "sub-agents", "sub-agent", "tools-twice", "sub-agent-twice"],
+)
+def test_agent_refusals_name_the_agent_the_field_and_what_came(
+    make: Callable[[], object], message: str
+) -> None:
+    """Each refusal of ``Agent(...)`` says whose field is wrong, what it takes and what came."""
+    with pytest.raises((TypeError, ValueError)) as caught:
+        make()
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (
+            UnknownToolError("nope", ("add", "mul")),
+            "the model called unknown tool 'nope'; the agent offers: add, mul",
+        ),
+        (
+            UnknownToolError("nope", ()),
+            "the model called unknown tool 'nope'; the agent offers: none",
+        ),
+        (
+            ToolArgumentsError("add", {"a": 1}, "missing 'b'"),
+            "bad arguments for tool 'add': missing 'b'; got {'a': 1}",
+        ),
+        (
+            MaxStepsExceeded("assistant", 3),
+            "agent 'assistant' did not finish within max_steps=3 model turns; "
+            "raise Runner(max_steps=...) or check for a tool-call loop",
+        ),
+        (
+            ScriptExhausted(2),
+            "ScriptedModel has no answer for call 2: its script is used up and no rule "
+            "matched (give it more items, rules or a default)",
+        ),
+        (
+            SessionConflict("u", "s", expected=1, found=2),
+            "session 's' of user 'u' was saved by another run (version 2) since this run "
+            "loaded it (version 1); this run's turn was not saved",
+        ),
+    ],
+    ids=["unknown-tool", "no-tools", "arguments", "max-steps", "script", "conflict"],
+)
+def test_runner_errors_say_what_happened_and_what_to_do(error: Exception, message: str) -> None:
+    """Each runner error's message names the thing, what was expected and what was got."""
+    assert str(error) == message
+
+
+def test_a_tool_object_with_a_bad_name_is_refused_without_a_hint() -> None:
+    """The message quotes the name and the rule, and ends there."""
+    with pytest.raises(ValueError, match="is not a valid tool name") as caught:
+        as_tool(Named("my tool!"))
+    assert str(caught.value) == (
+        "tool object's name 'my tool!' is not a valid tool name: model providers accept "
+        f"1 to 64 ASCII letters, digits, '_' or '-' {RULE}"
+    )
+
+
+def test_function_tool_name_refusals_say_whose_name_it_is() -> None:
+    """A function's own name ends with how to give another; a given name is named as such."""
+    with pytest.raises(ValueError, match="is not a valid tool name") as from_function:
+        FunctionTool(lambda x: x)
+    assert str(from_function.value).startswith("function '<lambda>' is not a valid tool name: ")
+    assert str(from_function.value).endswith(f"{RULE}; give it one: FunctionTool(fn, name=...)")
+    with pytest.raises(ValueError, match="is not a valid tool name") as given:
+        FunctionTool(add, name="my tool!")
+    assert str(given.value).startswith("FunctionTool name 'my tool!' is not a valid tool name: ")
+    assert str(given.value).endswith(RULE)
+
+
+def test_as_tool_says_what_a_tool_is_and_what_came() -> None:
+    """The refusal describes a tool and names the type and value given."""
+    with pytest.raises(TypeError) as caught:
+        as_tool(42)
+    assert str(caught.value) == (
+        "a tool is a function or an object with a str `name` and a `run(args)` method, got int 42"
+    )
+
+
+def test_function_tool_checks_every_typed_argument_whatever_comes_first() -> None:
+    """An untyped argument listed first does not end the checks of the typed ones after it."""
+
+    def note(text, count: int) -> str:  # type: ignore[no-untyped-def]  # text is untyped on purpose
+        """Repeat ``text``."""
+        return str(text) * count
+
+    tool = FunctionTool(note)
+    with pytest.raises(ToolArgumentsError, match="'count' must be integer, got str"):
+        tool.run({"text": "x", "count": "3"})
+
+
+def test_function_tool_schema_keeps_keyword_only_parameters_after_star_args() -> None:
+    """Parameters after ``*args`` are keywords the model can give: they are in the schema."""
+
+    def tagged(*tags: str, limit: int) -> str:
+        """Join ``tags``."""
+        return ",".join(tags[:limit])
+
+    assert FunctionTool(tagged).parameters == {
+        "type": "object",
+        "properties": {"limit": {"type": "integer"}},
+        "required": ["limit"],
+    }
+
+
+def test_function_tool_description_is_the_first_of_several_paragraphs() -> None:
+    """Only the first paragraph describes the tool, however many follow."""
+
+    def documented() -> None:
+        """Summary.
+
+        Details.
+
+        More details.
+        """
+
+    assert FunctionTool(documented).description == "Summary."
+
+
+def test_retry_policy_jitter_of_one_is_allowed() -> None:
+    """A jitter of exactly 1 (waits between 0 and twice the backoff) is a fraction too."""
+    assert RetryPolicy(jitter=1.0).jitter == 1.0

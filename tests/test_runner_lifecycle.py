@@ -403,3 +403,193 @@ def test_a_tool_call_with_non_mapping_args_is_refused_when_made() -> None:
     """A model adapter cannot build a call whose args are no mapping: the error names it."""
     with pytest.raises(TypeError, match=r"ToolCall\.args must be a mapping"):
         ToolCall("c1", "helper", ["not", "a", "dict"])  # type: ignore[arg-type]
+
+
+# -- what each refusal says, defaults, closing, errors alongside --------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name", "hint"),
+    [
+        ({"agent": "assistant"}, "agent", "Runner drives an Agent"),
+        ({"retry": 3}, "retry", "pass a RetryPolicy(...)"),
+        ({"policy": True}, "policy", "pass a DispatchPolicy(...)"),
+        ({"sessions": {}}, "sessions", "with load, save and delete"),
+        ({"executor": 4}, "executor", "e.g. a ThreadPoolExecutor"),
+        ({"rng": 7}, "rng", "e.g. random.Random(seed)"),
+    ],
+)
+def test_each_bad_runner_argument_is_named_with_a_hint(
+    kwargs: dict[str, Any], name: str, hint: str
+) -> None:
+    """The message starts with the argument's name and ends with what to pass instead."""
+    arguments: dict[str, Any] = {"agent": Agent("assistant", ScriptedModel()), **kwargs}
+    with pytest.raises(TypeError) as caught:
+        Runner(**arguments)
+    message = str(caught.value)
+    assert message.startswith(f"{name} must be a ")
+    assert message.endswith(f", got {type(kwargs[name]).__name__}; {hint}")
+
+
+def test_a_bad_max_steps_is_named() -> None:
+    """``max_steps`` is named in its refusal."""
+    with pytest.raises(ValueError, match=r"^max_steps must be a positive int, got 0$"):
+        Runner(Agent("assistant", ScriptedModel()), max_steps=0)
+
+
+def test_runner_defaults() -> None:
+    """A runner allows 25 model turns, starts open, and runs for user ``"user"`` by default."""
+    users: list[str] = []
+
+    class Who:
+        def before_model(self, ctx: Any, /) -> Any:
+            """Note the user."""
+            users.append(ctx.invocation.user_id)
+            return Cont(ctx)
+
+    with Runner(Agent("assistant", ScriptedModel(default="ok"))) as runner:
+        assert (runner.max_steps, runner.closed) == (25, False)
+        runner.run("hi", callbacks=[Who()])
+        asyncio.run(runner.run_async("hi", callbacks=[Who()]))
+    assert users == ["user", "user"]
+
+
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [
+        ({"user_id": 7}, "user_id must be a non-empty str, got int 7"),
+        ({"user_id": ""}, "user_id must be a non-empty str, got str ''"),
+        ({"session_id": None, "user_id": b"u"}, "user_id must be a non-empty str, got bytes b'u'"),
+        ({"session_id": ""}, "session_id must be a non-empty str, got str ''"),
+        ({"session_id": 7}, "session_id must be a non-empty str, got int 7"),
+    ],
+)
+def test_bad_ids_are_named_with_what_was_got(mode: Mode, ids: dict[str, Any], message: str) -> None:
+    """Each refused id is named, with the type and value it was given."""
+    with (
+        Runner(Agent("assistant", ScriptedModel(default="ok"))) as runner,
+        pytest.raises((TypeError, ValueError)) as caught,
+    ):
+        drive(runner, mode, "hi", **ids)
+    assert str(caught.value) == message
+
+
+def test_a_run_of_something_else_than_text_names_what_it_got(mode: Mode) -> None:
+    """A message that is no str or ``Message`` is refused naming its type."""
+    with (
+        Runner(Agent("assistant", ScriptedModel(default="ok"))) as runner,
+        pytest.raises(TypeError) as caught,
+    ):
+        drive(runner, mode, 42)  # type: ignore[arg-type]
+    assert str(caught.value) == "a run takes a str or a Message, got int"
+
+
+def test_run_inside_a_running_loop_says_what_to_use() -> None:
+    """The refusal names the method called and the one to await instead."""
+
+    async def main(runner: Runner) -> str:
+        with pytest.raises(RuntimeError) as caught:
+            runner.run("hi")
+        return str(caught.value)
+
+    with Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner:
+        message = asyncio.run(main(runner))
+    assert message == (
+        "Runner.run() was called inside a running event loop; use await runner.run_async()"
+    )
+
+
+def test_closing_never_waits_for_a_cancelled_runs_tool_thread() -> None:
+    """When the last run ends with a sync tool still on a pool thread, the loop does not wait."""
+    started = threading.Event()
+    release = threading.Event()
+    finished: list[str] = []
+
+    def hold() -> str:
+        """Block until released (at most a second)."""
+        started.set()
+        release.wait(1.0)
+        finished.append("hold")
+        return "held"
+
+    async def main() -> list[str]:
+        model = ScriptedModel([calling(ToolCall("c1", "hold")), "done"])
+        runner = Runner(Agent("assistant", model, tools=[hold]))
+        task = asyncio.ensure_future(runner.run_async("go"))
+        while not started.is_set():
+            await asyncio.sleep(0.001)
+        runner.close()  # a run is under way: nothing is released yet
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task  # the last run ends here: the runner's pool is shut down
+        return list(finished)
+
+    try:
+        assert asyncio.run(main()) == []  # the tool was still running when the run ended
+    finally:
+        release.set()
+
+
+class ChainedGuard:
+    """A before_model hook raising a ``RuntimeError`` that merely looks like PEP 479's."""
+
+    def __init__(self, error: RuntimeError) -> None:
+        self.error = error
+
+    def before_model(self, ctx: Any, /) -> Any:
+        """Raise the error."""
+        raise self.error
+
+
+def chained() -> RuntimeError:
+    """A ``RuntimeError`` whose cause is a ``StopIteration``, as a callback may raise."""
+    try:
+        raise RuntimeError("guard failed") from StopIteration("inner")
+    except RuntimeError as error:
+        return error
+
+
+@pytest.mark.parametrize(
+    "error",
+    [chained(), RuntimeError("generator raised StopIteration")],
+    ids=["caused-by-stop-iteration", "same-words-no-cause"],
+)
+def test_a_callbacks_own_runtime_error_is_raised_as_it_is(mode: Mode, error: RuntimeError) -> None:
+    """Only Python's PEP 479 wrapper is unwrapped: a callback's ``RuntimeError`` stays itself."""
+    with (
+        Runner(Agent("assistant", ScriptedModel(default="ok"))) as runner,
+        pytest.raises(RuntimeError) as caught,
+    ):
+        drive(runner, mode, "hi", callbacks=[ChainedGuard(error)])
+    assert caught.value is error
+
+
+async def wait_long() -> str:
+    """Wait far longer than the test, unless cancelled."""
+    await asyncio.sleep(5)
+    return "late"
+
+
+def test_calls_cancelled_alongside_a_failing_call_are_not_reported() -> None:
+    """Only calls that raised are noted on the first error: a cancelled call raised nothing."""
+    calls = (ToolCall("a", "slow_add", {"a": 1, "b": 1}), ToolCall("b", "wait_long"))
+    model = ScriptedModel([calling(*calls), "done"])
+    with (
+        Runner(Agent("assistant", model, tools=[slow_add, wait_long])) as runner,
+        pytest.raises(ValueError, match="bad a") as caught,
+    ):
+        asyncio.run(runner.run_async("go", callbacks=[Exploding("a")]))
+    assert not any("alongside" in note for note in caught.value.__notes__)
+
+
+def test_a_sub_agents_bad_args_error_names_the_tool_the_problem_and_the_args(mode: Mode) -> None:
+    """The model is told which sub-agent, what it takes and what it got."""
+    sub = Agent("helper", ScriptedModel(default="sub"))
+    model = ScriptedModel([calling(ToolCall("c1", "helper", {"request": 5})), "done"])
+    with Runner(Agent("assistant", model, sub_agents=[sub])) as runner:
+        result = drive(runner, mode, "go")
+    [event] = events_of(result, ToolResultEvent)
+    assert event.result.content == (
+        "ToolArgumentsError: bad arguments for tool 'helper': a sub-agent takes one str "
+        "argument 'request'; got {'request': 5}"
+    )

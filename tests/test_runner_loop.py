@@ -39,6 +39,7 @@ from runner import (
     FallbackEvent,
     MaxStepsExceeded,
     Message,
+    ModelAttemptEvent,
     ModelContext,
     ModelRequest,
     ModelResponse,
@@ -1114,3 +1115,211 @@ def test_answers_that_are_no_model_response_raise_invalid_result(
         drive(runner, mode, "go", callbacks=[hook])
     assert info.value.point == point
     assert info.value.callback is hook
+
+
+# -- records of halts, the after_agent context, what models and tools raise ---------
+
+
+def test_a_before_agent_halt_is_recorded_and_saved_as_the_answer(mode: Mode) -> None:
+    """The halted answer is the response event and the next turn's model sees it answered."""
+
+    class Canned(BeforeAgent):
+        def before_agent(self, ctx: AgentContext, /) -> BeforeResult[AgentContext, ModelResponse]:
+            return Halt(ModelResponse("canned"))
+
+    model = ScriptedModel(["live"])
+    with Runner(Agent("assistant", model)) as runner:
+        first = drive(runner, mode, "one", session_id="s", callbacks=[Canned()])
+        drive(runner, mode, "two", session_id="s")
+    [event] = events_of(first, ModelResponseEvent)
+    assert (event.response, event.agent, event.branch) == (
+        ModelResponse("canned"),
+        "assistant",
+        "assistant",
+    )
+    assert [(m.role, m.content) for m in model.requests[0].messages] == [
+        ("user", "one"),
+        ("assistant", "canned"),
+        ("user", "two"),
+    ]
+
+
+def test_after_agent_gets_the_context_before_agent_passed_on(mode: Mode) -> None:
+    """after_agent sees the agent's invocation and the message the agent really answered."""
+    seen: list[AgentContext] = []
+
+    class Rephrase(BeforeAgent, AfterAgent):
+        def before_agent(self, ctx: AgentContext, /) -> BeforeResult[AgentContext, ModelResponse]:
+            return Cont(dataclasses.replace(ctx, message=Message("user", "rephrased")))
+
+        def after_agent(
+            self, outcome: Outcome[ModelResponse], ctx: AgentContext, /
+        ) -> Result[ModelResponse, Exception]:
+            seen.append(ctx)
+            return outcome
+
+    with Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner:
+        result = drive(runner, mode, "original", callbacks=[Rephrase()])
+    [ctx] = seen
+    assert ctx.message == Message("user", "rephrased")
+    assert (ctx.invocation.agent, ctx.invocation.id) == ("assistant", result.run_id)
+
+
+class Chatty:
+    """A sync model that answers with a bare str, not a ``ModelResponse``."""
+
+    def generate(self, request: ModelRequest, /) -> object:
+        """Answer ``hello``."""
+        return "hello"
+
+
+class AsyncChatty:
+    """An async model that answers with a bare str, not a ``ModelResponse``."""
+
+    async def generate(self, request: ModelRequest, /) -> object:
+        """Answer ``hello``."""
+        await asyncio.sleep(0)
+        return "hello"
+
+
+class SeeModelErrors(OnModelError):
+    """Keeps each model error it is offered and passes it on."""
+
+    def __init__(self) -> None:
+        self.errors: list[Exception] = []
+
+    def on_model_error(
+        self, failure: Failure[Exception], ctx: ModelContext, /
+    ) -> ErrorResult[ModelContext, ModelResponse]:
+        """Keep the error; do not recover."""
+        self.errors.append(failure.failure())
+        return failure
+
+
+@pytest.mark.parametrize(
+    ("mode", "model"),
+    [("sync", Chatty()), ("async", Chatty()), ("async", AsyncChatty())],
+    ids=["sync-run", "async-run", "async-model"],
+)
+def test_a_model_answer_that_is_no_model_response_fails_the_call(mode: Mode, model: object) -> None:
+    """The error hooks get a ``TypeError`` naming the model and what it returned; run raises it."""
+    handler = SeeModelErrors()
+    agent = Agent("assistant", model)  # type: ignore[arg-type]
+    with (
+        Runner(agent, retry=RetryPolicy(max_attempts=1)) as runner,
+        pytest.raises(TypeError) as caught,
+    ):
+        drive(runner, mode, "hi", callbacks=[handler])
+    assert handler.errors == [caught.value]
+    name = type(model).__qualname__
+    assert str(caught.value) == (
+        f"model {name}.generate must return a ModelResponse, got str 'hello'"
+    )
+
+
+def test_an_async_model_is_sent_the_request_the_hooks_passed() -> None:
+    """An async model receives the request before_model passed on, as it was recorded."""
+    note = Message("system", "be brief")
+
+    class AddNote(BeforeModel):
+        def before_model(self, ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
+            messages = (*ctx.request.messages, note)
+            return Cont(dataclasses.replace(ctx, request=ModelRequest(messages, ctx.request.tools)))
+
+    inner = ScriptedModel(["ok"])
+    with Runner(Agent("assistant", AsyncScripted(inner))) as runner:
+        result = asyncio.run(runner.run_async("hi", callbacks=[AddNote()]))
+    assert inner.requests[0].messages == (Message("user", "hi"), note)
+    [attempt] = events_of(result, ModelAttemptEvent)
+    assert attempt.request == inner.requests[0]
+
+
+class SeeToolErrors(OnToolError):
+    """Keeps each tool error it is offered and passes it on."""
+
+    def __init__(self) -> None:
+        self.errors: list[Exception] = []
+
+    def on_tool_error(
+        self, failure: Failure[Exception], ctx: ToolContext, /
+    ) -> ErrorResult[ToolContext, ToolResult]:
+        """Keep the error; do not recover."""
+        self.errors.append(failure.failure())
+        return failure
+
+
+def test_what_async_models_and_tools_raise_reaches_the_error_hooks() -> None:
+    """The very exception an async tool or model raised is offered to the error hooks."""
+    tool_error = ValueError("async tool broke")
+    outage = ModelDown("async outage")
+
+    async def failing() -> str:
+        """Fail after yielding to the loop."""
+        await asyncio.sleep(0)
+        raise tool_error
+
+    inner = ScriptedModel([calling(ToolCall("c1", "failing")), outage])
+    seen_model, seen_tool = SeeModelErrors(), SeeToolErrors()
+    agent = Agent("assistant", AsyncScripted(inner), tools=[failing])
+    with (
+        Runner(agent, retry=RetryPolicy(max_attempts=1)) as runner,
+        pytest.raises(ModelDown) as caught,
+    ):
+        asyncio.run(runner.run_async("go", callbacks=[seen_model, seen_tool]))
+    assert seen_tool.errors == [tool_error]
+    assert seen_model.errors == [outage]
+    assert caught.value is outage
+    assert tool_messages(inner.requests[1])[0].content == "ValueError: async tool broke"
+
+
+def stopping_tool() -> str:
+    """A tool that ends the run."""
+    raise StopRun("the tool said stop")
+
+
+class StoppingModel:
+    """A sync model that ends the run."""
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Stop."""
+        raise StopRun("the model said stop")
+
+
+@pytest.mark.parametrize("who", ["tool", "model"])
+def test_stop_run_raised_by_a_sync_tool_or_model_stops_the_run(mode: Mode, who: str) -> None:
+    """``StopRun`` from a sync tool or model is no tool or model error: it ends the run."""
+    handler = SeeToolErrors()
+    if who == "tool":
+        model: Any = ScriptedModel([calling(ToolCall("c1", "stopping_tool")), "unreached"])
+    else:
+        model = StoppingModel()
+    with Runner(Agent("assistant", model, tools=[stopping_tool])) as runner:
+        result = drive(runner, mode, "go", callbacks=[handler])
+    assert (result.status, result.stop_reason) == ("stopped", f"the {who} said stop")
+    assert handler.errors == []
+    assert events_of(result, ToolResultEvent) == []
+
+
+def circular() -> list[object]:
+    """A list that contains itself."""
+    items: list[object] = []
+    items.append(items)
+    return items
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{(1, 2): "pair"}, circular()],
+    ids=["tuple-keys", "circular"],
+)
+def test_data_json_cannot_encode_becomes_its_repr(mode: Mode, value: object) -> None:
+    """A tool's return value that is no JSON reaches the model as its ``repr``."""
+
+    def produce() -> object:
+        """Return the value under test."""
+        return value
+
+    model = ScriptedModel([calling(ToolCall("c1", "produce")), "done"])
+    with Runner(Agent("assistant", model, tools=[produce])) as runner:
+        result = drive(runner, mode, "go")
+    assert events_of(result, ToolResultEvent)[0].result == ToolResult(repr(value))

@@ -6,6 +6,9 @@ import asyncio
 import dataclasses
 import logging
 import time
+import types
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -15,6 +18,7 @@ from hooks import (
     BeforeResult,
     BeforeTool,
     Cont,
+    DispatchPolicy,
     ErrorResult,
     Failure,
     Fallback,
@@ -39,10 +43,11 @@ from runner import (
     ToolCall,
     ToolContext,
     ToolResult,
+    ToolResultEvent,
     observing,
 )
 from tests import runner_helpers
-from tests.runner_helpers import Mode, add, calling, drive
+from tests.runner_helpers import Mode, add, calling, drive, events_of
 
 mode = runner_helpers.mode
 
@@ -319,4 +324,310 @@ def test_events_carry_the_chains_final_outcome(mode: Mode) -> None:
         ("on_model_error", "failure"),
         ("after_model", "success"),
         ("after_agent", "success"),
+    ]
+
+
+# -- every dispatch path: sync or async hooks, with or without observers --------------
+
+DECIDED = ToolResult("decided")
+TOOL_POINTS = ("before_tool", "on_tool_error", "after_tool")
+# (mode, whether the tool hooks are async): async hooks only run in run_async.
+KINDS = [("sync", False), ("async", False), ("async", True)]
+
+
+def broken() -> str:
+    """A tool that always fails."""
+    raise ValueError("broken tool")
+
+
+def broken_run() -> Agent:
+    """An agent whose model calls ``broken`` once, then answers."""
+    model = ScriptedModel([calling(ToolCall("c1", "broken")), "done"])
+    return Agent("assistant", model, tools=[broken])
+
+
+class Acts:
+    """Acts at one tool point only: decides there (halt, replace, fall back) or raises there.
+
+    Everywhere else it goes on unchanged; with ``log`` it notes each call as
+    ``"<point> <type of the first argument> <type of the context>"``.
+    """
+
+    def __init__(self, point: str = "", *, raises: bool = False, log: list[str] | None = None):
+        self.point = point
+        self.raises = raises
+        self.log = log
+
+    def _decides(self, point: str, first: object, ctx: object) -> bool:
+        if self.log is not None:
+            self.log.append(f"{point} {type(first).__name__} {type(ctx).__name__}")
+        if point != self.point:
+            return False
+        if self.raises:
+            raise RuntimeError(f"{point} broke")
+        return True
+
+    def before_tool(self, ctx: ToolContext, /) -> BeforeResult[ToolContext, ToolResult]:
+        """Halt with ``DECIDED`` at ``before_tool``."""
+        return Halt(DECIDED) if self._decides("before_tool", ctx, ctx) else Cont(ctx)
+
+    def on_tool_error(
+        self, failure: Failure[Exception], ctx: ToolContext, /
+    ) -> ErrorResult[ToolContext, ToolResult]:
+        """Fall back to ``DECIDED`` at ``on_tool_error``."""
+        return Fallback(DECIDED) if self._decides("on_tool_error", failure, ctx) else failure
+
+    def after_tool(
+        self, outcome: Outcome[ToolResult], ctx: ToolContext, /
+    ) -> Result[ToolResult, Exception]:
+        """Replace the outcome with ``DECIDED`` at ``after_tool``."""
+        return Success(DECIDED) if self._decides("after_tool", outcome, ctx) else outcome
+
+
+class AsyncActs:
+    """``Acts`` with ``async def`` hooks, each yielding to the loop once."""
+
+    def __init__(self, point: str = "", *, raises: bool = False, log: list[str] | None = None):
+        self.acts = Acts(point, raises=raises, log=log)
+
+    async def before_tool(self, ctx: ToolContext, /) -> BeforeResult[ToolContext, ToolResult]:
+        """As ``Acts.before_tool``."""
+        await asyncio.sleep(0)
+        return self.acts.before_tool(ctx)
+
+    async def on_tool_error(
+        self, failure: Failure[Exception], ctx: ToolContext, /
+    ) -> ErrorResult[ToolContext, ToolResult]:
+        """As ``Acts.on_tool_error``."""
+        await asyncio.sleep(0)
+        return self.acts.on_tool_error(failure, ctx)
+
+    async def after_tool(
+        self, outcome: Outcome[ToolResult], ctx: ToolContext, /
+    ) -> Result[ToolResult, Exception]:
+        """As ``Acts.after_tool``."""
+        await asyncio.sleep(0)
+        return self.acts.after_tool(outcome, ctx)
+
+
+def acts(is_async: bool, point: str = "", **kwargs: Any) -> Acts | AsyncActs:
+    """An ``Acts`` or an ``AsyncActs``."""
+    return AsyncActs(point, **kwargs) if is_async else Acts(point, **kwargs)
+
+
+@pytest.mark.parametrize(("mode", "is_async"), KINDS)
+@pytest.mark.parametrize(
+    ("point", "tag"),
+    [("before_tool", "halt"), ("on_tool_error", "fallback"), ("after_tool", "success")],
+)
+def test_a_deciding_tool_hook_is_named_in_its_event(
+    mode: Mode, is_async: bool, point: str, tag: str
+) -> None:
+    """Sync or async, the hook that decided at a tool point is named, with its tool and call."""
+    callback = acts(is_async, point)
+    observer = Observer()
+    with Runner(broken_run(), retry=RetryPolicy(max_attempts=1)) as runner:
+        result = drive(runner, mode, "go", callbacks=[callback, observer])
+    [event] = [e for e in observer.events if e.point == point]
+    described = f"{type(callback).__name__} instance"
+    assert (event.outcome, event.callback, event.tool, event.call_id) == (
+        tag,
+        described,
+        "broken",
+        "c1",
+    )
+    assert [e.result for e in events_of(result, ToolResultEvent)] == [DECIDED]
+
+
+@pytest.mark.parametrize(("mode", "is_async"), KINDS)
+@pytest.mark.parametrize("point", TOOL_POINTS)
+def test_a_raising_tool_hook_is_told_with_its_error(mode: Mode, is_async: bool, point: str) -> None:
+    """Sync or async, a tool hook that raises is told as "raised", with the error, tool and call."""
+    observer = Observer()
+    with (
+        Runner(broken_run(), retry=RetryPolicy(max_attempts=1)) as runner,
+        pytest.raises(RuntimeError, match=f"{point} broke") as caught,
+    ):
+        drive(runner, mode, "go", callbacks=[acts(is_async, point, raises=True), observer])
+    last = observer.events[-1]
+    assert (last.point, last.outcome, last.tool, last.call_id, last.attempt) == (
+        point,
+        "raised",
+        "broken",
+        "c1",
+        1,
+    )
+    assert last.error is caught.value
+
+
+@pytest.mark.parametrize(("mode", "is_async"), KINDS)
+@pytest.mark.parametrize("point", TOOL_POINTS)
+@pytest.mark.parametrize("observed", [False, True], ids=["unobserved", "observed"])
+def test_the_runners_policy_reaches_every_kind_of_dispatch(
+    mode: Mode, is_async: bool, point: str, observed: bool
+) -> None:
+    """With ``continue_on_error`` the hooks after a raising one still run, on the real arguments."""
+    log: list[str] = []
+    callbacks = [acts(is_async, point, raises=True), acts(is_async, log=log)]
+    policy = DispatchPolicy(continue_on_error=True)
+    with (
+        Runner(broken_run(), retry=RetryPolicy(max_attempts=1), policy=policy) as runner,
+        pytest.raises(RuntimeError, match=f"{point} broke"),
+    ):
+        drive(runner, mode, "go", callbacks=[*callbacks, *([Observer()] if observed else [])])
+    every = [
+        "before_tool ToolContext ToolContext",
+        "on_tool_error Failure ToolContext",
+        "after_tool Failure ToolContext",
+    ]
+    assert log == every[: TOOL_POINTS.index(point) + 1]
+
+
+@pytest.mark.parametrize(("mode", "is_async"), KINDS)
+def test_async_after_and_error_hooks_take_part_in_the_run(mode: Mode, is_async: bool) -> None:
+    """Without observers, each tool hook is awaited in its turn and gets what the last one gave."""
+    log: list[str] = []
+    with Runner(broken_run(), retry=RetryPolicy(max_attempts=1)) as runner:
+        result = drive(runner, mode, "go", callbacks=[acts(is_async, log=log)])
+    assert log == [
+        "before_tool ToolContext ToolContext",
+        "on_tool_error Failure ToolContext",
+        "after_tool Failure ToolContext",
+    ]
+    [done] = events_of(result, ToolResultEvent)
+    assert done.result == ToolResult("ValueError: broken tool", is_error=True)
+
+
+class Translate(OnToolError):
+    """Replaces a tool's error with a ``LookupError``."""
+
+    def __init__(self) -> None:
+        self.error = LookupError("translated")
+
+    def on_tool_error(
+        self, failure: Failure[Exception], ctx: ToolContext, /
+    ) -> ErrorResult[ToolContext, ToolResult]:
+        """Fail with the new error."""
+        return Failure(self.error)
+
+
+def test_an_error_hooks_new_failure_is_the_error_told(mode: Mode) -> None:
+    """When on_tool_error fails with a new error, observers are told that error, not the old one."""
+    translate = Translate()
+    observer = Observer()
+    with Runner(broken_run(), retry=RetryPolicy(max_attempts=1)) as runner:
+        drive(runner, mode, "go", callbacks=[translate, observer])
+    [event] = [e for e in observer.events if e.point == "on_tool_error"]
+    assert (event.outcome, event.error) == ("failure", translate.error)
+
+
+def test_event_time_is_when_the_dispatch_started(mode: Mode) -> None:
+    """``time`` is the wall-clock start of the dispatch, ``time + duration`` its end."""
+    marks: dict[str, float] = {}
+
+    class Slow(BeforeModel):
+        def before_model(self, ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
+            marks["start"] = time.time()
+            time.sleep(0.002)
+            marks["end"] = time.time()
+            return Cont(ctx)
+
+    observer = Observer()
+    with Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner:
+        drive(runner, mode, "hi", callbacks=[Slow(), observer])
+    [event] = [e for e in observer.events if e.point == "before_model"]
+    assert event.duration >= 0.002
+    assert event.time <= marks["start"] + 0.001
+    assert event.time + event.duration >= marks["end"] - 0.001
+
+
+class Broken:
+    """An observer that always raises."""
+
+    def on_event(self, event: HookEvent, /) -> None:
+        """Fail."""
+        raise RuntimeError("observer broke")
+
+
+def test_a_raising_observers_log_names_it_and_the_point(
+    mode: Mode, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The log record says which observer failed on which point, and that the run goes on."""
+    observer = Broken()
+    with (
+        caplog.at_level(logging.ERROR, logger="runner"),
+        Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner,
+    ):
+        drive(runner, mode, "hi", callbacks=[observer])
+    first = next(r for r in caplog.records if r.name == "runner")
+    assert first.getMessage() == f"observer {observer!r} failed on before_agent; the run goes on"
+
+
+def halt_model(ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
+    """Answer in the model's place."""
+    return Halt(ModelResponse("halted"))
+
+
+class NamedGuard:
+    """An object carrying a ``__name__`` (as a wrapped function would): still an instance."""
+
+    def __init__(self) -> None:
+        self.__name__ = "guards"
+
+    def before_model(self, ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
+        """Answer in the model's place."""
+        return halt_model(ctx)
+
+
+def guards_module() -> types.ModuleType:
+    """A module named ``guards`` whose ``before_model`` halts."""
+    module = types.ModuleType("guards")
+    module.before_model = halt_model  # type: ignore[attr-defined]
+    return module
+
+
+@pytest.mark.parametrize(
+    ("make", "described"),
+    [(guards_module, "module 'guards'"), (NamedGuard, "NamedGuard instance")],
+    ids=["module", "instance"],
+)
+def test_the_deciding_callback_is_described_as_module_or_instance(
+    mode: Mode, make: Callable[[], object], described: str
+) -> None:
+    """A module is named by its name; any other object by its class, even with a ``__name__``."""
+    observer = Observer()
+    with Runner(Agent("assistant", ScriptedModel(["unused"]))) as runner:
+        result = drive(runner, mode, "hi", callbacks=[make(), observer])
+    assert result.output == "halted"
+    [event] = [e for e in observer.events if e.point == "before_model"]
+    assert (event.outcome, event.callback) == ("halt", described)
+
+
+class Attributes:
+    """A callback whose hooks are functions set on the instance, not methods of its class."""
+
+    def __init__(self, log: list[str]) -> None:
+        def before_model(ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
+            log.append("before_model")
+            return Cont(ctx)
+
+        def on_event(event: HookEvent, /) -> None:
+            log.append(f"event {event.point}")
+
+        self.before_model = before_model
+        self.on_event = on_event
+
+
+def test_hooks_set_on_the_instance_run_and_observe(mode: Mode) -> None:
+    """Functions set as instance attributes are hooks and observers like methods are."""
+    log: list[str] = []
+    with Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner:
+        result = drive(runner, mode, "hi", callbacks=[Attributes(log)])
+    assert result.output == "ok"
+    assert log == [
+        "event before_agent",
+        "before_model",
+        "event before_model",
+        "event after_model",
+        "event after_agent",
     ]

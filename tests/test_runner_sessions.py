@@ -9,25 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from hooks import BeforeResult, Cont
 from runner import (
     Agent,
     InMemorySessions,
     Message,
+    ModelContext,
+    ModelResponse,
     Runner,
     ScriptedModel,
     Session,
     SessionConflict,
     SessionStore,
+    StopEvent,
+    StopRun,
     ToolCall,
     Transcript,
 )
 from tests import runner_helpers
-from tests.runner_helpers import Mode, calling, drive
+from tests.runner_helpers import Mode, add, calling, drive
 
 mode = runner_helpers.mode
 
@@ -415,3 +421,64 @@ def test_a_custom_stores_conflict_fails_the_run(mode: Mode) -> None:
     ):
         drive(runner, mode, "go", user_id="u", session_id="s")
     assert store.data["u", "s"] == (turn("elsewhere", "kept"), 1)
+
+
+# -- what a stopped run leaves: its record and its session ----------------------------------
+
+
+class StopAtModelCall:
+    """Stops the run at the ``n``-th ``before_model`` of the agents it is given to."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.calls = 0
+
+    def before_model(self, ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
+        """Go on until the ``n``-th call, then stop."""
+        self.calls += 1
+        if self.calls == self.n:
+            raise StopRun(f"model call {self.n}")
+        return Cont(ctx)
+
+
+def test_a_run_stopped_after_all_tool_results_keeps_them_in_the_session(mode: Mode) -> None:
+    """Every call of the last tool-calling turn was answered: the session keeps the whole turn."""
+    calls = (ToolCall("a", "add", {"a": 1, "b": 2}), ToolCall("b", "add", {"a": 3, "b": 4}))
+    model = ScriptedModel([calling(*calls), "unreached", "second answer"])
+    with Runner(Agent("assistant", model, tools=[add])) as runner:
+        first = drive(runner, mode, "first", session_id="s", callbacks=[StopAtModelCall(2)])
+        drive(runner, mode, "second", session_id="s")
+    assert first.status == "stopped"
+    sent = model.requests[-1].messages
+    assert [(m.role, m.content, m.tool_call_id) for m in sent] == [
+        ("user", "first", None),
+        ("assistant", "", None),
+        ("tool", "3", "a"),
+        ("tool", "7", "b"),
+        ("user", "second", None),
+    ]
+    assert sent[1].tool_calls == calls
+
+
+def test_a_stop_is_the_last_event_naming_the_run_its_time_and_reason(mode: Mode) -> None:
+    """Stopped inside a sub-agent, the run's ``StopEvent`` names the root agent, when and why."""
+    helper = Agent("helper", ScriptedModel(["unreached"]), callbacks=[StopAtModelCall(1)])
+    model = ScriptedModel([calling(ToolCall("c1", "helper", {"request": "look"}))])
+    start = time.time()
+    with Runner(Agent("assistant", model, sub_agents=[helper])) as runner:
+        result = drive(runner, mode, "go")
+    end = time.time()
+    last = result.events[-1]
+    assert isinstance(last, StopEvent)
+    assert (last.agent, last.branch, last.reason) == ("assistant", "assistant", "model call 1")
+    assert start <= last.time <= end
+    assert (result.status, result.stop_reason, result.output) == (
+        "stopped",
+        "model call 1",
+        "",
+    )
+
+
+def test_the_default_store_keeps_10000_sessions() -> None:
+    """``InMemorySessions()`` is bounded at 10,000 sessions."""
+    assert InMemorySessions().max_sessions == 10_000
