@@ -17,6 +17,14 @@ the ``before_model`` point, then the derived figures the design targets are stat
 A secondary table does the same per-point comparison for ``run_after`` and
 ``run_on_error`` against hand loops; a third times fresh lists and compiling one.
 
+A wrap table times ``run_wrap`` / ``arun_wrap`` through N = 0, 1, 3, 10 identity wraps
+(``return call_next(ctx)``) around an operation returning a ready outcome, against a
+hand-written nest of the same wraps -- ``w0(ctx, lambda c: w1(c, lambda c: op(c)))``,
+its closures made on each call as the operation is new on each call -- with the target:
+
+* per-wrap cost (slope over N) of ``run_wrap`` and ``arun_wrap`` at most 2x that of the
+  hand nest (sync and async); the nest built once and reused is shown for reference.
+
 How it times: each contender is one statement compiled into a loop over a preallocated
 ``itertools.repeat`` (as ``timeit`` does), every name it uses a local of that function.
 A sample is one timed loop (``time.perf_counter_ns``) sized to about ``--sample-ms``; the
@@ -37,7 +45,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
@@ -45,6 +53,7 @@ from hooks import (
     AFTER_MODEL,
     BEFORE_MODEL,
     ON_MODEL_ERROR,
+    WRAP_MODEL,
     CompiledCallbacks,
     Cont,
     Failure,
@@ -59,10 +68,12 @@ from hooks import (
     Retry,
     Success,
     arun_before,
+    arun_wrap,
     compile_callbacks,
     run_after,
     run_before,
     run_on_error,
+    run_wrap,
 )
 
 __all__ = ["main"]
@@ -76,6 +87,8 @@ OVERHEAD_VS_PLUGGY_MIN: Final = 4.0
 FIXED_MAX: Final = 3.0
 FRESH_VS_PLUGGY_MAX: Final = 2.0
 FRESH_N: Final = 3
+WRAP_SIZES: Final = (0, 1, 3, 10)
+PER_WRAP_MAX: Final = 2.0
 
 
 # -- the callbacks ------------------------------------------------------------------
@@ -490,6 +503,179 @@ def _check(ok: bool, what: str) -> None:
         raise RuntimeError(f"benchmark contenders disagree: {what}")
 
 
+# -- wraps --------------------------------------------------------------------------
+
+_Operation = Callable[[ModelContext], Outcome[ModelResponse]]
+_AsyncOperation = Callable[[ModelContext], Awaitable[Outcome[ModelResponse]]]
+
+
+class WrapHook:
+    """An identity wrap: calls ``call_next`` once and returns its outcome."""
+
+    __slots__ = ()
+
+    def wrap_model(self, ctx: ModelContext, call_next: _Operation) -> Outcome[ModelResponse]:
+        return call_next(ctx)
+
+
+class AsyncWrapHook:
+    """``WrapHook`` as ``async def``, for ``arun_wrap``."""
+
+    __slots__ = ()
+
+    async def wrap_model(
+        self, ctx: ModelContext, call_next: _AsyncOperation
+    ) -> Outcome[ModelResponse]:
+        return await call_next(ctx)
+
+
+def hand_nest(n: int, *, is_async: bool = False) -> Callable[..., Any]:
+    """The nest of ``n`` wraps as one writes it by hand for a fixed ``n``.
+
+    ``nest(f0, ..., op, ctx)`` runs ``f0(ctx, lambda c: f1(c, ... op(c)))`` (async: the
+    same with ``async def`` closures). Each closure is made when its level runs, on
+    every call, as in a runner whose operation is new for each call.
+    """
+    params = ", ".join([*(f"f{index}" for index in range(n)), "op", "ctx"])
+    if not is_async:
+        nest = "op"
+        for index in reversed(range(n)):
+            nest = f"(lambda c: f{index}(c, {nest}))"
+        source = f"def nest({params}):\n    return {nest}(ctx)\n"
+    else:
+        lines = [f"async def nest({params}):"]
+        inner = "op"
+        for index in reversed(range(n)):
+            lines.append(f"    async def n{index}(c):\n        return await f{index}(c, {inner})")
+            inner = f"n{index}"
+        lines.append(f"    return await {inner}(ctx)")
+        source = "\n".join(lines) + "\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<hand nest {n}>", "exec"), namespace)
+    fn: Callable[..., Any] = namespace["nest"]
+    return fn
+
+
+def hand_prebuilt(fns: Sequence[Callable[..., Any]], op: _Operation) -> _Operation:
+    """The same nest built once: calling it costs the wraps and one closure call each."""
+    call: _Operation = op
+    for fn in reversed(fns):
+        call = _link(fn, call)
+    return call
+
+
+def _link(fn: Callable[..., Any], call: _Operation) -> _Operation:
+    return lambda c: fn(c, call)
+
+
+RW_LIST: Final = "rw[list]"
+RW_COMPILED: Final = "rw[compiled]"
+HAND_NEST: Final = "hand[nest]"
+HAND_PREBUILT: Final = "hand[prebuilt]"
+ARW_COMPILED: Final = "arw[compiled]"
+AHAND_NEST: Final = "ahand[nest]"
+WRAP_LEGEND: Final = {
+    RW_LIST: "run_wrap(callbacks_list, WRAP_MODEL, ctx, op)",
+    RW_COMPILED: "run_wrap(compile_callbacks(callbacks_list), WRAP_MODEL, ctx, op)",
+    HAND_NEST: "f0(ctx, lambda c: f1(c, ... op(c))) written out for the N bound wrap_model methods",
+    HAND_PREBUILT: "that nest built once and reused (no closure made per call)",
+    ARW_COMPILED: "await arun_wrap(compiled, WRAP_MODEL, ctx, aop), async wraps, driven "
+    "without an event loop",
+    AHAND_NEST: "the hand nest with async def closures, awaited the same way",
+}
+
+
+def wrap_cases(n: int, ctx: ModelContext) -> list[Case]:
+    """The wrap table's contenders at ``n`` wraps, checked to agree first."""
+    outcome: Outcome[ModelResponse] = Success(ModelResponse("ok"))
+
+    def op(ctx: ModelContext) -> Outcome[ModelResponse]:
+        return outcome
+
+    async def aop(ctx: ModelContext) -> Outcome[ModelResponse]:
+        return outcome
+
+    callbacks = [WrapHook() for _ in range(n)]
+    compiled = compile_callbacks(callbacks)
+    acompiled = compile_callbacks([AsyncWrapHook() for _ in range(n)])
+    fns = tuple(callback.wrap_model for callback in callbacks)
+    afns = tuple(callback.wrap_model for callback in acompiled.callbacks)  # type: ignore[attr-defined]
+    nest, anest = hand_nest(n), hand_nest(n, is_async=True)
+    prebuilt = hand_prebuilt(fns, op)
+    at = {"point": WRAP_MODEL, "ctx": ctx}
+    _check(run_wrap(callbacks, WRAP_MODEL, ctx, op) is outcome, "run_wrap disagrees")
+    _check(nest(*fns, op, ctx) is outcome, "the hand nest disagrees")
+    _check(prebuilt(ctx) is outcome, "the prebuilt nest disagrees")
+    _check(_drive(arun_wrap(acompiled, WRAP_MODEL, ctx, aop)) is outcome, "arun_wrap disagrees")
+    _check(_drive(anest(*afns, aop, ctx)) is outcome, "the async hand nest disagrees")
+    names = {f"f{index}": fn for index, fn in enumerate(fns)}
+    anames = {f"f{index}": fn for index, fn in enumerate(afns)}
+    args = ", ".join([*names, "op", "ctx"])
+    return [
+        Case(
+            RW_LIST, "rw(cbs, point, ctx, op)", {"rw": run_wrap, "cbs": callbacks, "op": op, **at}
+        ),
+        Case(
+            RW_COMPILED,
+            "rw(cbs, point, ctx, op)",
+            {"rw": run_wrap, "cbs": compiled, "op": op, **at},
+        ),
+        Case(HAND_NEST, f"nest({args})", {"nest": nest, **names, "op": op, "ctx": ctx}),
+        Case(HAND_PREBUILT, "prebuilt(ctx)", {"prebuilt": prebuilt, "ctx": ctx}),
+        Case(
+            ARW_COMPILED,
+            "await arw(cbs, point, ctx, op)",
+            {"arw": arun_wrap, "cbs": acompiled, "op": aop, **at},
+            is_async=True,
+        ),
+        Case(
+            AHAND_NEST,
+            f"await nest({args})",
+            {"nest": anest, **anames, "op": aop, "ctx": ctx},
+            is_async=True,
+        ),
+    ]
+
+
+def _drive(awaitable: Awaitable[object]) -> object:
+    """The result of a coroutine that never suspends, without an event loop."""
+    coroutine = awaitable.__await__()
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    msg = "a wrap dispatch suspended; this benchmark drives it without a loop"
+    raise RuntimeError(msg)
+
+
+def report_wrap(results: Mapping[int, Mapping[str, float]]) -> None:
+    """Print the wrap table and its target."""
+    labels = list(WRAP_LEGEND)
+    sizes = list(results)
+    slopes = {label: slope({n: results[n][label] for n in sizes}) for label in labels}
+    rows: dict[str, Mapping[str, float]] = {f"N={n}": results[n] for n in sizes}
+    rows["ns/wrap"] = slopes
+    for label, text in WRAP_LEGEND.items():
+        print(f"  {label:<14} {text}")
+    print()
+    _table(
+        "ns per dispatch through N identity wraps at wrap_model (best of the repeats)", labels, rows
+    )
+    print(
+        f"5. per-wrap cost: slope over N = {sizes} vs the hand nest "
+        f"(target: at most {PER_WRAP_MAX}x)"
+    )
+    for label, base in ((RW_LIST, HAND_NEST), (RW_COMPILED, HAND_NEST), (ARW_COMPILED, AHAND_NEST)):
+        ratio = slopes[label] / slopes[base]
+        print(
+            f"   {label:<14} {_ns(slopes[label]):>7} ns vs {base} {_ns(slopes[base]):>7} ns = "
+            f"{ratio:5.2f}x  {_verdict(ratio <= PER_WRAP_MAX)}"
+        )
+    ratio = slopes[RW_COMPILED] / slopes[HAND_PREBUILT]
+    print(f"   (vs {HAND_PREBUILT}, the nest made once: {RW_COMPILED} is {ratio:4.2f}x per wrap)")
+    print()
+
+
 # -- report -------------------------------------------------------------------------
 
 
@@ -657,13 +843,21 @@ def main(argv: list[str] | None = None) -> int:
         cases.update((("before", n, case.label), case) for case in before_cases(n, ctx))
         cases.update((("after_error", n, case.label), case) for case in after_error_cases(n, ctx))
     cases.update((("fresh", FRESH_N, case.label), case) for case in fresh_cases(ctx))
+    for n in WRAP_SIZES:
+        cases.update((("wrap", n, case.label), case) for case in wrap_cases(n, ctx))
     timings = measure(cases, repeat=repeat, sample_ns=sample_ns)
-    tables: dict[str, dict[int, dict[str, float]]] = {"before": {}, "after_error": {}, "fresh": {}}
+    tables: dict[str, dict[int, dict[str, float]]] = {
+        "before": {},
+        "after_error": {},
+        "fresh": {},
+        "wrap": {},
+    }
     for (table, n, label), timing in timings.items():
         tables[table].setdefault(n, {})[label] = timing.best
     report_before(tables["before"], list(tables["before"][SIZES[0]]))
     report_after_error(tables["after_error"], list(tables["after_error"][SIZES[0]]))
     report_fresh(tables["fresh"][FRESH_N], tables["before"][FRESH_N])
+    report_wrap(tables["wrap"])
     spreads = {key: timing.median / timing.best - 1 for key, timing in timings.items()}
     worst = max(spreads, key=spreads.__getitem__)
     print(

@@ -13,13 +13,19 @@ returns a tagged result that callers take apart with ``match``::
             assert_never(result)
 
 - results: ``Cont`` / ``Halt`` (before hooks), ``Retry`` / ``Fallback`` / ``Failure``
-  (error hooks), ``Success`` / ``Failure`` outcomes (after hooks);
-- points: ``BeforePoint``, ``AfterPoint``, ``ErrorPoint`` (each ``[C, T]``: context
-  first) and the eight built-ins, which check payload types at run time;
-- async twins of the protocols (``AsyncBeforeModel`` ...) for ``async def`` methods;
-- dispatch: ``run_before``, ``run_after``, ``run_on_error`` and the ``arun_*`` twins,
-  over a list or its ``compile_callbacks`` form, under a ``DispatchPolicy``; a
-  ``Trace`` tells which callback decided;
+  (error hooks), ``Success`` / ``Failure`` outcomes (after hooks and wraps);
+- points: ``BeforePoint``, ``AfterPoint``, ``ErrorPoint``, ``WrapPoint`` (each
+  ``[C, T]``: context first) and the ten built-ins -- ``BEFORE_AGENT`` /
+  ``AFTER_AGENT``, ``BEFORE_MODEL`` / ``AFTER_MODEL`` / ``ON_MODEL_ERROR`` /
+  ``WRAP_MODEL``, the same four for tools -- which check payload types at run time;
+- protocols, one per built-in method (``BeforeModel``, ``WrapTool`` ...), and their
+  async twins (``AsyncBeforeModel`` ...) for ``async def`` methods;
+- dispatch: ``run_before``, ``run_after``, ``run_on_error``, ``run_wrap`` and the
+  ``arun_*`` twins, over a list or its ``compile_callbacks`` form, under a
+  ``DispatchPolicy``; a ``Trace`` tells which callback decided;
+- deadlines: ``with_timeout(callback, seconds, fail="closed" | "open")`` bounds a
+  callback's async hook methods; an overrun raises or carries ``HookTimeout`` (closed)
+  or skips the hook (open), and is recorded in its ``timeouts``;
 - vocabulary: the contexts, messages and the invocation ``State`` hooks receive;
 - observers: ``on_event(HookEvent)``, or ``observing(fn)``.
 
@@ -28,13 +34,18 @@ skipped; an empty chain returns its input unchanged (the same object). Before: e
 ``Cont(ctx')`` hands ``ctx'`` on and the first ``Halt`` ends the chain. After: every
 callback runs on the previous one's outcome. Error: each gets the previous ``Failure``;
 the first ``Retry`` or ``Fallback`` ends the chain, else the last ``Failure`` returns.
-Anything else, or a payload of the wrong type, raises ``InvalidResult``. An exception
-from a callback propagates as itself with a note naming the callback and the point
-(``BaseException`` untouched). A callbacks list is validated before any callback runs:
-a callback needs at least one hook-shaped method (a declared point's name,
-``on_event``, or a ``before_`` / ``after_`` / ``on_`` / ``wrap_`` name), and a name
-close to a point's (``before_modle``) is refused unless it contains a point's name as
-whole words (``before_model_hook``).
+Wrap: the first callback is outermost; each gets ``call_next``, which runs the wraps
+inside it and the operation and gives back their outcome (the operation's exception as
+``Failure``), and returns an outcome; an empty chain runs the operation. Anything else,
+or a payload of the wrong type, raises ``InvalidResult``. An exception from a callback
+propagates as itself with a note naming the callback and the point (``BaseException``
+untouched). A callbacks list is validated before any callback runs: a callback needs
+at least one hook-shaped method (a declared point's name, ``on_event``, or a
+``before_`` / ``after_`` / ``on_`` / ``wrap_`` name), and a name close to a point's
+(``before_modle``) is refused unless it contains a point's name as whole words
+(``before_model_hook``). Async dispatch awaits ``async def`` methods and calls plain
+ones, except wraps: ``arun_wrap`` takes ``async def`` wraps only, since a plain one
+could not await its ``call_next``.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -52,11 +63,13 @@ from hooks._async_protocols import (
     AsyncOnEvent,
     AsyncOnModelError,
     AsyncOnToolError,
+    AsyncWrapModel,
+    AsyncWrapTool,
 )
 from hooks._compile import CompiledCallbacks, compile_callbacks
 from hooks._contexts import AgentContext, ModelContext, ToolContext
 from hooks._dispatch import Callbacks, run_after, run_before, run_on_error
-from hooks._errors import HookError, InvalidCallbacks, InvalidResult, StopRun
+from hooks._errors import HookError, HookTimeout, InvalidCallbacks, InvalidResult, StopRun
 from hooks._events import AsyncObserver, HookEvent, Observer, OutcomeTag, observing
 from hooks._messages import (
     Message,
@@ -76,9 +89,12 @@ from hooks._points import (
     BEFORE_TOOL,
     ON_MODEL_ERROR,
     ON_TOOL_ERROR,
+    WRAP_MODEL,
+    WRAP_TOOL,
     AfterPoint,
     BeforePoint,
     ErrorPoint,
+    WrapPoint,
 )
 from hooks._policy import DispatchPolicy, Trace
 from hooks._protocols import (
@@ -91,9 +107,13 @@ from hooks._protocols import (
     OnEvent,
     OnModelError,
     OnToolError,
+    WrapModel,
+    WrapTool,
 )
 from hooks._results import BeforeResult, Cont, ErrorResult, Fallback, Halt, Outcome, Retry
 from hooks._state import Invocation, State, StateKey
+from hooks._timeout import TimedCallback, TimeoutRecord, with_timeout
+from hooks._wrap import arun_wrap, run_wrap
 
 __all__ = [
     "AFTER_AGENT",
@@ -104,6 +124,8 @@ __all__ = [
     "BEFORE_TOOL",
     "ON_MODEL_ERROR",
     "ON_TOOL_ERROR",
+    "WRAP_MODEL",
+    "WRAP_TOOL",
     "AfterAgent",
     "AfterModel",
     "AfterPoint",
@@ -119,6 +141,8 @@ __all__ = [
     "AsyncOnEvent",
     "AsyncOnModelError",
     "AsyncOnToolError",
+    "AsyncWrapModel",
+    "AsyncWrapTool",
     "BeforeAgent",
     "BeforeModel",
     "BeforePoint",
@@ -135,6 +159,7 @@ __all__ = [
     "Halt",
     "HookError",
     "HookEvent",
+    "HookTimeout",
     "InvalidCallbacks",
     "InvalidResult",
     "Invocation",
@@ -155,20 +180,28 @@ __all__ = [
     "StateKey",
     "StopRun",
     "Success",
+    "TimedCallback",
+    "TimeoutRecord",
     "ToolCall",
     "ToolContext",
     "ToolResult",
     "ToolSpec",
     "Trace",
+    "WrapModel",
+    "WrapPoint",
+    "WrapTool",
     "__version__",
     "arun_after",
     "arun_before",
     "arun_on_error",
+    "arun_wrap",
     "compile_callbacks",
     "observing",
     "run_after",
     "run_before",
     "run_on_error",
+    "run_wrap",
+    "with_timeout",
 ]
 
 try:

@@ -2,11 +2,15 @@
 
 Dispatched by ``arun_*`` and ``Runner.run_async``; sync dispatch of a point whose
 chain holds one raises ``InvalidCallbacks`` before any callback runs. Same
-positional-only parameters, same results, awaited.
+positional-only parameters, same results, awaited. The wrap twins' ``call_next``
+returns an awaitable: ``outcome = await call_next(ctx)``. Async wrap dispatch
+(``arun_wrap``) takes async wraps only, since a plain ``def`` cannot await the
+``call_next`` it is given.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from returns.result import Failure, Result
@@ -26,6 +30,8 @@ __all__ = [
     "AsyncOnEvent",
     "AsyncOnModelError",
     "AsyncOnToolError",
+    "AsyncWrapModel",
+    "AsyncWrapTool",
 ]
 
 
@@ -100,6 +106,32 @@ class AsyncOnToolError(Protocol):
         self, failure: Failure[Exception], ctx: ToolContext, /
     ) -> ErrorResult[ToolContext, ToolResult]:
         """``Retry``, ``Fallback``, or a ``Failure`` that becomes an error ``ToolResult``."""
+        ...
+
+
+class AsyncWrapModel(Protocol):
+    """``async def wrap_model``: see ``WrapModel``."""
+
+    async def wrap_model(
+        self,
+        ctx: ModelContext,
+        call_next: Callable[[ModelContext], Awaitable[Outcome[ModelResponse]]],
+        /,
+    ) -> Outcome[ModelResponse]:
+        """``await call_next(ctx')`` runs the inner wraps and the model; return an outcome."""
+        ...
+
+
+class AsyncWrapTool(Protocol):
+    """``async def wrap_tool``: see ``WrapTool``."""
+
+    async def wrap_tool(
+        self,
+        ctx: ToolContext,
+        call_next: Callable[[ToolContext], Awaitable[Outcome[ToolResult]]],
+        /,
+    ) -> Outcome[ToolResult]:
+        """``await call_next(ctx')`` runs the inner wraps and the tool; return an outcome."""
         ...
 
 

@@ -32,7 +32,7 @@ _MISSING: Final = object()
 class Chain:
     """The callbacks of one list that define one point's method, in list order."""
 
-    __slots__ = ("any_async", "asyncs", "fns", "name", "owners")
+    __slots__ = ("all_async", "any_async", "asyncs", "fns", "name", "owners")
 
     def __init__(
         self, name: str, owners: tuple[object, ...], fns: tuple[Fn, ...], asyncs: tuple[bool, ...]
@@ -42,6 +42,7 @@ class Chain:
         self.fns: Final = fns
         self.asyncs: Final = asyncs
         self.any_async: Final = True in asyncs
+        self.all_async: Final = False not in asyncs  # what async wrap dispatch needs
 
 
 @final

@@ -7,6 +7,7 @@
           +-- InvalidResult (also TypeError)     a callback returned an illegal value
           +-- InvalidCallbacks (also TypeError)  a callbacks list cannot be dispatched
           +-- StopRun                            a callback ends the run cleanly
+          +-- HookTimeout (also TimeoutError)    a hook under with_timeout overran
 
 Exceptions raised *by* callbacks are never wrapped: they keep their type and gain a
 PEP 678 note naming the callback and the hook point.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import final
 
-__all__ = ["HookError", "InvalidCallbacks", "InvalidResult", "StopRun"]
+__all__ = ["Described", "HookError", "HookTimeout", "InvalidCallbacks", "InvalidResult", "StopRun"]
 
 
 class HookError(Exception):
@@ -33,6 +34,10 @@ class InvalidResult(HookError, TypeError):
     the tag was legal but its payload was not: what came back and what was expected,
     as in ``"Halt(str) 'refused'; expected Halt[ToolResult]"``; it is ``None`` when
     the tag itself was wrong.
+
+    A wrap that gives ``call_next`` a context of the wrong type gets one too, raised
+    from ``call_next``: ``value`` is that context, ``expected`` its class's name, and
+    the message says ``passed call_next`` where others say ``returned``.
     """
 
     def __init__(
@@ -43,6 +48,7 @@ class InvalidResult(HookError, TypeError):
         expected: tuple[str, ...],
         *,
         problem: str | None = None,
+        verb: str = "returned",
     ) -> None:
         self.callback = callback
         self.point = point
@@ -53,7 +59,7 @@ class InvalidResult(HookError, TypeError):
             got = f"{type(value).__name__} ({value!r:.80}); expected {' or '.join(expected)}"
         else:
             got = problem
-        super().__init__(f"{describe(callback)}.{point} returned {got}")
+        super().__init__(f"{describe(callback)}.{point} {verb} {got}")
 
 
 @final
@@ -79,8 +85,36 @@ class StopRun(HookError):
         super().__init__(reason)
 
 
+@final
+class HookTimeout(HookError, TimeoutError):
+    """A hook method under ``with_timeout(..., fail="closed")`` overran its deadline.
+
+    ``callback`` is the callback given to ``with_timeout`` (not its wrapper), ``point``
+    the hook point's name and ``seconds`` the deadline. Raised by a before hook of a
+    point whose value is not a ``ToolResult`` (the model or the agent does not run);
+    carried in a ``Failure`` by an after, error or wrap hook.
+    """
+
+    def __init__(self, callback: object, point: str, seconds: float) -> None:
+        self.callback = callback
+        self.point = point
+        self.seconds = seconds
+        super().__init__(f"{point} of {describe(callback)} timed out after {seconds:g}s")
+
+
+class Described:
+    """A callback that names itself in messages (``describe``): a wrapper of another."""
+
+    __slots__ = ()
+
+    def _description(self) -> str:
+        raise NotImplementedError
+
+
 def describe(callback: object) -> str:
     """Name a callback for messages: ``module 'guards'`` or ``Audit instance``."""
+    if isinstance(callback, Described):
+        return callback._description()
     name = getattr(callback, "__name__", None)
     if isinstance(name, str) and type(callback).__name__ == "module":
         return f"module {name!r}"

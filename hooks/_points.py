@@ -1,14 +1,16 @@
 """Hook points: typed names of the method each callback may define.
 
 A point's type parameters tie the dispatch functions together: ``run_before`` on a
-``BeforePoint[C, T]`` takes a ``C`` and returns ``Cont[C] | Halt[T]``. Every kind is
-written context first, result second (0.1's ``AfterPoint[T, C]`` became
+``BeforePoint[C, T]`` takes a ``C`` and returns ``Cont[C] | Halt[T]``; ``run_wrap`` on a
+``WrapPoint[C, T]`` takes a ``C`` and an operation from ``C`` to ``Outcome[T]``. Every
+kind is written context first, result second (0.1's ``AfterPoint[T, C]`` became
 ``AfterPoint[C, T]`` in 0.2).
 
 A point may also carry its payload types for run time: ``context`` (the class of
 ``C``) and ``value`` (the class of ``T``). Dispatch then checks what each callback
 hands on -- a ``Cont`` or ``Retry`` context, a ``Halt``, ``Fallback`` or ``Success``
-value -- and refuses a wrong one with ``InvalidResult``. The built-in points declare
+value, the context a wrap gives ``call_next`` -- and refuses a wrong one with
+``InvalidResult``. The built-in points declare
 both; a point without them checks nothing beyond the tags.
 
 Declaring a point (constructing it) registers its name, so a callback method
@@ -32,9 +34,12 @@ __all__ = [
     "BEFORE_TOOL",
     "ON_MODEL_ERROR",
     "ON_TOOL_ERROR",
+    "WRAP_MODEL",
+    "WRAP_TOOL",
     "AfterPoint",
     "BeforePoint",
     "ErrorPoint",
+    "WrapPoint",
 ]
 
 C = TypeVar("C")
@@ -48,11 +53,13 @@ SIGNATURES: Final = {
     "before": "(ctx)",
     "after": "(outcome, ctx)",
     "error": "(failure, ctx)",
+    "wrap": "(ctx, call_next)",
     "event": "(event)",
 }
 
 _lock = threading.Lock()
 _known: dict[str, str] = {ON_EVENT: "event"}  # declared name -> kind, in declaration order
+_first: dict[str, _Point] = {}  # declared name -> the first point declared with it
 
 
 def known_points() -> dict[str, str]:
@@ -75,6 +82,11 @@ def declared_since(count: int) -> list[str]:
     """The names declared after the first ``count``, in declaration order."""
     with _lock:
         return list(_known)[count:]
+
+
+def first_declared(name: str) -> _Point | None:
+    """The first point declared with ``name`` (its payload types), or ``None``."""
+    return _first.get(name)
 
 
 class _Point:
@@ -101,17 +113,19 @@ class _Point:
                     f"(what isinstance checks the payload against) or None, got {given!r}"
                 )
                 raise TypeError(msg)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "context", context)
+        object.__setattr__(self, "value", value)
         with _lock:
             kind = _known.setdefault(name, self.kind)
+            if kind == self.kind:
+                _first.setdefault(name, self)
         if kind != self.kind:
             msg = (
                 f"hook point name {name!r} is already declared as a {kind} point; "
                 f"it cannot also be a {type(self).__name__}"
             )
             raise ValueError(msg)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "context", context)
-        object.__setattr__(self, "value", value)
 
     # Set once in __init__ and read-only after (``__setattr__`` refuses).
     name: Final[str]  # type: ignore[misc]
@@ -189,6 +203,25 @@ class ErrorPoint(_Point, Generic[C, T]):
         super().__init__(name, context=context, value=value)
 
 
+@final
+class WrapPoint(_Point, Generic[C, T]):
+    """A point whose methods take ``(ctx, call_next)`` and return an ``Outcome[T]``.
+
+    A wrap runs around the operation: ``call_next(ctx')`` runs the wraps inside it and
+    the operation, and gives back their ``Outcome[T]``. ``context`` / ``value``
+    (optional): the classes of ``C`` and ``T``, checked at run time (the context given
+    to ``call_next`` and a returned ``Success``'s value).
+    """
+
+    __slots__ = ()
+    kind = "wrap"
+
+    def __init__(
+        self, name: str, /, *, context: type[C] | None = None, value: type[T] | None = None
+    ) -> None:
+        super().__init__(name, context=context, value=value)
+
+
 BEFORE_AGENT: Final[BeforePoint[AgentContext, ModelResponse]] = BeforePoint(
     "before_agent", context=AgentContext, value=ModelResponse
 )
@@ -214,5 +247,14 @@ ON_TOOL_ERROR: Final[ErrorPoint[ToolContext, ToolResult]] = ErrorPoint(
     "on_tool_error", context=ToolContext, value=ToolResult
 )
 
-AnyPoint: TypeAlias = BeforePoint[Any, Any] | AfterPoint[Any, Any] | ErrorPoint[Any, Any]
+WRAP_MODEL: Final[WrapPoint[ModelContext, ModelResponse]] = WrapPoint(
+    "wrap_model", context=ModelContext, value=ModelResponse
+)
+WRAP_TOOL: Final[WrapPoint[ToolContext, ToolResult]] = WrapPoint(
+    "wrap_tool", context=ToolContext, value=ToolResult
+)
+
+AnyPoint: TypeAlias = (
+    BeforePoint[Any, Any] | AfterPoint[Any, Any] | ErrorPoint[Any, Any] | WrapPoint[Any, Any]
+)
 """Any dispatchable hook point."""

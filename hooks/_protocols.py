@@ -12,6 +12,7 @@ Parameters are positional-only, so implementations may name them freely. For
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from returns.result import Failure, Result
@@ -31,6 +32,8 @@ __all__ = [
     "OnEvent",
     "OnModelError",
     "OnToolError",
+    "WrapModel",
+    "WrapTool",
 ]
 
 
@@ -113,6 +116,36 @@ class OnToolError(Protocol):
         """``Retry(ctx)`` runs the tool again (within the retry budget);
         ``Fallback(result)`` uses ``result``; an unrecovered ``Failure`` becomes an
         error ``ToolResult`` the model sees."""
+        ...
+
+
+class WrapModel(Protocol):
+    """``wrap_model``: runs around every attempt of a model call (first callback outermost)."""
+
+    def wrap_model(
+        self,
+        ctx: ModelContext,
+        call_next: Callable[[ModelContext], Outcome[ModelResponse]],
+        /,
+    ) -> Outcome[ModelResponse]:
+        """``call_next(ctx')`` runs the wraps inside this one and the model on ``ctx'``
+        and gives back their outcome (a model error as ``Failure``, never raised); call
+        it zero times (answer yourself), once, or several times. Return the outcome."""
+        ...
+
+
+class WrapTool(Protocol):
+    """``wrap_tool``: runs around every attempt of a tool call (first callback outermost)."""
+
+    def wrap_tool(
+        self,
+        ctx: ToolContext,
+        call_next: Callable[[ToolContext], Outcome[ToolResult]],
+        /,
+    ) -> Outcome[ToolResult]:
+        """``call_next(ctx')`` runs the wraps inside this one and the tool on ``ctx'``
+        and gives back their outcome (a tool error as ``Failure``, never raised); call
+        it zero times (answer yourself), once, or several times. Return the outcome."""
         ...
 
 

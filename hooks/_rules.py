@@ -11,14 +11,17 @@
     error    Retry      the point's context      ends the chain
              Fallback   the point's value        ends the chain
              Failure    an Exception             is handed to the next callback
+    wrap     Success    the point's value        is what the wrap's own caller gets:
+             Failure    an Exception             the next wrap out, or the dispatcher
 
 A point without payload types (``context`` / ``value`` of ``None``) checks the tags
 only. A payload that is the very object the callback was given -- ``Cont(ctx)``,
 ``Retry(ctx)``, the outcome or failure passed on unchanged -- is not checked again:
-only a changed payload costs an ``isinstance``.
+only a changed payload costs an ``isinstance``. A wrap's context, the one it gives
+``call_next``, is checked against the point's context the same way.
 
-The default-policy loops in ``_dispatch`` inline the one tag that hands on (``Cont``,
-``Success`` / ``Failure``, ``Failure``) and bring every other result here.
+The default-policy loops in ``_dispatch`` and ``_wrap`` inline the tags that hand on
+(``Cont``, ``Success`` / ``Failure``, ``Failure``) and bring every other result here.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ TAGS: Final[dict[str, tuple[Tag, ...]]] = {
     "before": (_CONT, _HALT),
     "after": (_SUCCESS, _FAILURE),
     "error": (_RETRY, _FALLBACK, _FAILURE),
+    "wrap": (_SUCCESS, _FAILURE),
 }
 """Point kind -> its legal tags, in the order messages list them."""
 

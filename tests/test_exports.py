@@ -21,6 +21,8 @@ EXPORTED = [
     "BEFORE_TOOL",
     "ON_MODEL_ERROR",
     "ON_TOOL_ERROR",
+    "WRAP_MODEL",
+    "WRAP_TOOL",
     "AfterAgent",
     "AfterModel",
     "AfterPoint",
@@ -36,6 +38,8 @@ EXPORTED = [
     "AsyncOnEvent",
     "AsyncOnModelError",
     "AsyncOnToolError",
+    "AsyncWrapModel",
+    "AsyncWrapTool",
     "BeforeAgent",
     "BeforeModel",
     "BeforePoint",
@@ -52,6 +56,7 @@ EXPORTED = [
     "Halt",
     "HookError",
     "HookEvent",
+    "HookTimeout",
     "InvalidCallbacks",
     "InvalidResult",
     "Invocation",
@@ -72,20 +77,28 @@ EXPORTED = [
     "StateKey",
     "StopRun",
     "Success",
+    "TimedCallback",
+    "TimeoutRecord",
     "ToolCall",
     "ToolContext",
     "ToolResult",
     "ToolSpec",
     "Trace",
+    "WrapModel",
+    "WrapPoint",
+    "WrapTool",
     "__version__",
     "arun_after",
     "arun_before",
     "arun_on_error",
+    "arun_wrap",
     "compile_callbacks",
     "observing",
     "run_after",
     "run_before",
     "run_on_error",
+    "run_wrap",
+    "with_timeout",
 ]
 
 PROTOCOLS = [
@@ -98,7 +111,11 @@ PROTOCOLS = [
     "OnEvent",
     "OnModelError",
     "OnToolError",
+    "WrapModel",
+    "WrapTool",
 ]
+
+ASYNC_PROTOCOLS = [f"Async{name}" for name in PROTOCOLS]
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -238,9 +255,10 @@ def test_protocol_parameters_are_positional_only(name: str) -> None:
 
 
 def test_protocol_arities_match_their_points() -> None:
-    """Before protocols take ``(ctx)``, after and error ones two arguments, ``OnEvent`` one."""
+    """Before protocols take ``(ctx)``, after, error and wrap ones two arguments, ``OnEvent``
+    one."""
     kinds = known_points()
-    arity = {"before": 1, "after": 2, "error": 2, "event": 1}
+    arity = {"before": 1, "after": 2, "error": 2, "wrap": 2, "event": 1}
     for name in PROTOCOLS:
         method_name = _snake(name)
         method = getattr(getattr(hooks, name), method_name)
@@ -255,4 +273,22 @@ def test_constants_are_the_builtin_points(name: str) -> None:
     """Each exported constant is the built-in point named by its lowercased name."""
     point = getattr(hooks, name)
     assert point.name == name.lower()
-    assert isinstance(point, hooks.BeforePoint | hooks.AfterPoint | hooks.ErrorPoint)
+    assert isinstance(
+        point, hooks.BeforePoint | hooks.AfterPoint | hooks.ErrorPoint | hooks.WrapPoint
+    )
+
+
+@pytest.mark.parametrize("name", ASYNC_PROTOCOLS)
+def test_async_protocols_are_twins_of_the_sync_ones(name: str) -> None:
+    """Each ``Async*`` protocol has its twin's one method, as ``async def``, same parameters."""
+    twin = getattr(hooks, name.removeprefix("Async"))
+    method_name = _snake(twin.__name__)
+    method = getattr(getattr(hooks, name), method_name)
+    assert inspect.iscoroutinefunction(method)
+    assert list(inspect.signature(method).parameters) == list(
+        inspect.signature(getattr(twin, method_name)).parameters
+    )
+    assert all(
+        param.kind is inspect.Parameter.POSITIONAL_ONLY
+        for param in list(inspect.signature(method).parameters.values())[1:]
+    )

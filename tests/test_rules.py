@@ -70,15 +70,22 @@ class ToolContextPlus(ToolContext):
 
 
 def test_the_table_lists_each_kinds_tags() -> None:
-    """Before allows Cont and Halt, after Success and Failure, error Retry, Fallback, Failure."""
+    """Before allows Cont and Halt, after and wrap Success and Failure, error Retry, Fallback,
+    Failure."""
     labels = {kind: tuple(tag.label for tag in tags) for kind, tags in TAGS.items()}
     assert labels == {
         "before": ("Cont", "Halt"),
         "after": ("Success", "Failure"),
         "error": ("Retry", "Fallback", "Failure"),
+        "wrap": ("Success", "Failure"),
     }
     ends = {kind: tuple(tag.ends for tag in tags) for kind, tags in TAGS.items()}
-    assert ends == {"before": (False, True), "after": (False, False), "error": (True, True, False)}
+    assert ends == {
+        "before": (False, True),
+        "after": (False, False),
+        "error": (True, True, False),
+        "wrap": (False, False),
+    }
 
 
 @pytest.mark.parametrize(
