@@ -1,6 +1,6 @@
 """The guarded operation, written once for model calls and tool calls.
 
-``before_X`` -> attempt { execute } (-> ``on_X_error`` -> ``Retry`` -> next attempt,
+``before_X`` -> attempt { wraps -> execute } (-> ``on_X_error`` -> ``Retry`` -> next attempt,
 first through ``before_X`` again when the retry changed what will run) -> ``after_X``.
 
 - A ``Halt`` from ``before_X`` (on the first pass or a changed retry) ends the
@@ -16,9 +16,9 @@ first through ``before_X`` again when the retry changed what will run) -> ``afte
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
-from typing import Generic, Literal, TypeVar, assert_never
+from typing import Any, Generic, Literal, TypeVar, assert_never
 
 from hooks import (
     AFTER_MODEL,
@@ -27,6 +27,8 @@ from hooks import (
     BEFORE_TOOL,
     ON_MODEL_ERROR,
     ON_TOOL_ERROR,
+    WRAP_MODEL,
+    WRAP_TOOL,
     AfterPoint,
     BeforePoint,
     Cont,
@@ -41,6 +43,7 @@ from hooks import (
     Success,
     ToolContext,
     ToolResult,
+    WrapPoint,
 )
 from runner._events import (
     ErrorEvent,
@@ -67,6 +70,7 @@ class Operation(Generic[C, T]):
     before: BeforePoint[C, T]
     after: AfterPoint[C, T]
     on_error: ErrorPoint[C, T]
+    wrap: WrapPoint[C, T]
     subject: Callable[[C], object]  # what runs, compared by value to tell a changed retry
     attempted: Callable[[Plan, C], Event]
 
@@ -76,6 +80,7 @@ MODEL: Operation[ModelContext, ModelResponse] = Operation(
     BEFORE_MODEL,
     AFTER_MODEL,
     ON_MODEL_ERROR,
+    WRAP_MODEL,
     lambda ctx: ctx.request,
     lambda plan, ctx: ModelAttemptEvent(*plan.here(), request=ctx.request, attempt=ctx.attempt),
 )
@@ -84,6 +89,7 @@ TOOL: Operation[ToolContext, ToolResult] = Operation(
     BEFORE_TOOL,
     AFTER_TOOL,
     ON_TOOL_ERROR,
+    WRAP_TOOL,
     lambda ctx: ctx.call,
     lambda plan, ctx: ToolAttemptEvent(*plan.here(), call=ctx.call, attempt=ctx.attempt),
 )
@@ -95,7 +101,7 @@ async def guarded(
     op: Operation[C, T],
     ctx: C,
     *,
-    execute: Callable[[C], Awaitable[Outcome[T]]],
+    execute: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
     record: Record,
 ) -> tuple[Outcome[T], C]:
     """Run one operation under its hooks; its final outcome and the context that ran last.
@@ -128,13 +134,21 @@ async def _attempts(
     op: Operation[C, T],
     ctx: C,
     *,
-    execute: Callable[[C], Awaitable[Outcome[T]]],
+    execute: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
     record: Record,
 ) -> tuple[Outcome[T] | Halt[T], C]:
-    """Attempts until one succeeds or the error hooks stop retrying; the last context."""
-    while True:
+    """Attempts until one succeeds or the error hooks stop retrying; the last context.
+
+    Each run of the operation is recorded with what it really ran on: inside the wraps,
+    so a wrap that calls ``call_next`` twice shows two, and a cache's answer none.
+    """
+
+    async def attempt(ctx: C) -> Outcome[T]:
         record.add(op.attempted(plan, ctx))
-        outcome = await execute(ctx)
+        return await execute(ctx)
+
+    while True:
+        outcome = await plan.wrap(op.wrap, ctx, attempt)
         if type(outcome) is Success:
             return outcome, ctx
         error = outcome.failure()

@@ -12,11 +12,11 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Final, TypeVar, final
+from typing import Any, Final, TypeVar, final
 
 from hooks import (
     AFTER_AGENT,
@@ -27,6 +27,8 @@ from hooks import (
     BEFORE_TOOL,
     ON_MODEL_ERROR,
     ON_TOOL_ERROR,
+    WRAP_MODEL,
+    WRAP_TOOL,
     AfterPoint,
     BeforePoint,
     BeforeResult,
@@ -48,14 +50,18 @@ from hooks import (
     Success,
     ToolContext,
     Trace,
+    WrapPoint,
     arun_after,
     arun_before,
     arun_on_error,
+    arun_wrap,
     run_after,
     run_before,
     run_on_error,
+    run_wrap,
 )
 from runner._agent import Agent
+from runner._drive import complete
 from runner._retry import RetryPolicy
 
 __all__ = ["POINTS", "Plan", "Settings"]
@@ -74,6 +80,8 @@ POINTS: Final = (
     BEFORE_TOOL,
     AFTER_TOOL,
     ON_TOOL_ERROR,
+    WRAP_MODEL,
+    WRAP_TOOL,
 )
 """The hook points a run dispatches."""
 
@@ -124,9 +132,11 @@ class Plan:
         "branch",
         "compiled",
         "invocation",
+        "is_async",
         "observers",
         "policy",
         "system",
+        "wrapped",
     )
 
     def __init__(
@@ -137,6 +147,7 @@ class Plan:
         self.invocation: Final = invocation
         self.compiled: Final = compiled
         self.policy: Final = settings.policy
+        self.is_async: Final = settings.is_async
         self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
         # The points with an async method: the only ones an async run dispatches with
         # arun_*; every other dispatch takes the sync loop, with no coroutine to await.
@@ -144,6 +155,10 @@ class Plan:
             point.name
             for point in POINTS
             if settings.is_async and compiled.chain(point.name, point.kind).any_async
+        )
+        # The wrap points some callback wraps: the others run their operation directly.
+        self.wrapped: Final = frozenset(
+            point.name for point in (WRAP_MODEL, WRAP_TOOL) if compiled.defines(point)
         )
         chain = compiled.chain("on_event", "event")
         self.observers: Final = tuple(zip(chain.fns, chain.asyncs, chain.owners, strict=True))
@@ -224,6 +239,45 @@ class Plan:
         await self._observe(point.name, start, trace, ctx, outcome=_TAGS[type(result)], error=error)
         return result
 
+    async def wrap(
+        self,
+        point: WrapPoint[C, T],
+        ctx: C,
+        operation: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
+    ) -> Outcome[T]:
+        """One attempt: ``operation(ctx)`` inside the point's wraps, the first outermost.
+
+        What the operation raises (``StopRun``, a sub-agent's failure) is carried past
+        the wraps as a ``BaseException`` they let through, and raised here as itself.
+        """
+        if point.name not in self.wrapped:
+            return await operation(ctx)
+        carried = _Carrier(operation)
+        trace = Trace() if self.observers else None
+        start = perf_counter()
+        try:
+            if self.is_async:
+                result = await arun_wrap(
+                    self.compiled, point, ctx, carried.arun, policy=self.policy, trace=trace
+                )
+            else:
+                result = run_wrap(
+                    self.compiled, point, ctx, carried.run, policy=self.policy, trace=trace
+                )
+        except _Carried as carrier:
+            error: Exception = carrier.error
+        except Exception as exc:
+            if trace is not None:
+                await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+            raise
+        else:
+            if trace is not None:
+                failed = result.failure() if type(result) is Failure else None
+                tag = _TAGS[type(result)]
+                await self._observe(point.name, start, trace, ctx, outcome=tag, error=failed)
+            return result
+        raise error  # outside the except block: no "during handling" chain to the carrier
+
     async def _observe(
         self,
         point: str,
@@ -260,3 +314,36 @@ class Plan:
                 raise  # any callback may stop a run, observers included
             except Exception:
                 logger.exception("observer %r failed on %s; the run goes on", owner, point)
+
+
+@final
+class _Carried(BaseException):
+    """An exception the operation raised, carried past the wraps, which let BaseExceptions by."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+@final
+class _Carrier:
+    """An operation as a wrap chain calls it: sync (driven to its end) or awaited."""
+
+    __slots__ = ("operation",)
+
+    def __init__(self, operation: Callable[[Any], Coroutine[Any, Any, Any]]) -> None:
+        self.operation = operation
+
+    def run(self, ctx: Any) -> Any:
+        """The operation in a sync run, driven to its end."""
+        try:
+            return complete(self.operation(ctx))
+        except Exception as exc:
+            raise _Carried(exc) from None
+
+    async def arun(self, ctx: Any) -> Any:
+        """The operation in an async run, awaited."""
+        try:
+            return await self.operation(ctx)
+        except Exception as exc:
+            raise _Carried(exc) from None

@@ -12,18 +12,23 @@ from operator import is_
 from typing import Final, final
 
 from hooks import (
+    WRAP_MODEL,
+    WRAP_TOOL,
     CompiledCallbacks,
     DispatchPolicy,
+    InvalidCallbacks,
     Message,
+    Trace,
     compile_callbacks,
 )
 from runner._agent import Agent
 from runner._checks import positive_int
+from runner._drive import complete
 from runner._events import RunResult
 from runner._plan import POINTS, Settings
 from runner._retry import RetryPolicy
 from runner._sessions import InMemorySessions, SessionStore
-from runner._turns import Run, complete
+from runner._turns import Run
 
 __all__ = ["Runner"]
 
@@ -274,9 +279,12 @@ class Runner:
             if len(self._combined) >= _COMBINED_SIZE:
                 self._combined.clear()
             self._combined[key] = entry
-        if check_sync:  # a few dict lookups per agent; nothing is cached that could go stale
-            for agent in self._agents:
+        # A few dict lookups per agent; nothing is cached that could go stale.
+        for agent in self._agents:
+            if check_sync:
                 _check_sync(agent, entry[1][id(agent)])
+            else:
+                _check_async(entry[1][id(agent)])
         return entry[1]
 
     def _pool(self) -> Executor:
@@ -310,6 +318,25 @@ def _message(message: str | Message) -> Message:
         return Message("user", message)
     msg = f"a run takes a str or a Message, got {type(message).__name__}"  # type: ignore[unreachable]
     raise TypeError(msg)
+
+
+def _check_async(callbacks: CompiledCallbacks) -> None:
+    """Refuse, before anything runs, a plain def wrap: an async run's call_next is awaited."""
+    for point in (WRAP_MODEL, WRAP_TOOL):
+        chain = callbacks.chain(point.name, point.kind)
+        if not chain.all_async:
+            owner = chain.owners[chain.asyncs.index(False)]
+            msg = (
+                f"{_described(owner)}.{point.name} is a plain def; an async run awaits "
+                "call_next, so its wraps must be async def (AsyncWrapModel / AsyncWrapTool)"
+            )
+            raise InvalidCallbacks(msg, callback=owner, attribute=point.name)
+
+
+def _described(callback: object) -> str:
+    trace = Trace()  # names a callback the way hook errors and HookEvent.callback do
+    trace.callback = callback
+    return trace.description or repr(callback)
 
 
 def _check_sync(agent: Agent, callbacks: CompiledCallbacks) -> None:

@@ -56,27 +56,9 @@ from runner._plan import Plan, Settings
 from runner._record import Record
 from runner._sessions import SessionStore
 
-__all__ = ["Run", "complete"]
+__all__ = ["Run"]
 
 T = TypeVar("T")
-
-
-def complete(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine that never suspends to its end, without an event loop."""
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    except RuntimeError as err:
-        # A callback's StopIteration left a coroutine as a RuntimeError (PEP 479); a sync
-        # run has no coroutine to leave, so it is raised as what the callback raised.
-        cause = err.__cause__
-        if isinstance(cause, StopIteration) and str(err).endswith("raised StopIteration"):
-            raise cause from None
-        raise
-    coro.close()
-    msg = "a sync run awaited something that suspends; use Runner.run_async for async code"
-    raise RuntimeError(msg)
 
 
 @final

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from examples import custom_point, error_handlers, quickstart, typed_callbacks
-from runner import UserMessageEvent
+from examples import custom_point, error_handlers, quickstart, typed_callbacks, wraps
+from runner import ModelAttemptEvent, ToolAttemptEvent, UserMessageEvent
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -175,3 +175,47 @@ def test_custom_point_main_prints_the_flow(capsys: pytest.CaptureFixture[str]) -
     out = capsys.readouterr().out
     assert "before_retrieval -> halt: [points, runner], search skipped" in out
     assert "on_retrieval_error -> retry" in out
+
+
+def test_wraps_time_cache_and_validate() -> None:
+    """The timing wrap sees both tool attempts, the cache answers the second, the validator
+    sends an impolite answer back once per run with feedback, and the model obliges."""
+    demo = wraps.run_demo()
+    assert [result.output for result in demo.results] == ["Please note: It is 16."] * 2
+    assert [name for name, _ in demo.timing.timings] == ["square", "square"]
+    assert demo.cache.hits == 1
+    first, second = demo.results
+    assert len([e for e in first.events if isinstance(e, ToolAttemptEvent)]) == 1
+    assert [e for e in second.events if isinstance(e, ToolAttemptEvent)] == []  # cached
+    assert demo.validate.feedback == ["say please", "say please"]
+    sent = [e.request for e in first.events if isinstance(e, ModelAttemptEvent)]
+    assert "was rejected: say please" in sent[-1].messages[-1].content
+
+
+def test_validate_gives_up_after_its_tries() -> None:
+    """An answer that never passes comes back as a Failure naming the problem."""
+    from hooks import Failure, ModelResponse, Success
+
+    validate = wraps.Validate(lambda response: "always wrong", tries=3)
+    calls: list[int] = []
+
+    def call_next(ctx: object) -> Success[ModelResponse]:
+        calls.append(1)
+        return Success(ModelResponse("no"))
+
+    from hooks import Invocation
+    from runner import Message, ModelContext, ModelRequest
+
+    ctx = ModelContext(Invocation("r", "a", "a"), ModelRequest((Message("user", "hi"),)))
+    outcome = validate.wrap_model(ctx, call_next)
+    assert len(calls) == 3
+    assert isinstance(outcome, Failure)
+    assert "failed validation: always wrong" in str(outcome.failure())
+
+
+def test_wraps_main_prints_what_each_wrap_did(capsys: pytest.CaptureFixture[str]) -> None:
+    """The example's output names the answers, the cache hits and the feedback."""
+    wraps.main()
+    out = capsys.readouterr().out
+    assert "cache hits: 1" in out
+    assert "answer: Please note: It is 16." in out
