@@ -158,7 +158,7 @@ def with_timeout(callback: object, seconds: float, *, fail: Fail) -> TimedCallba
 
 def _refuse(callback: object, name: str | None, problem: str) -> None:
     where = describe(callback) if name is None else f"{describe(callback)}.{name}"
-    msg = f"with_timeout({describe(callback)}): {where} {problem}"
+    msg = f"with_timeout: {where} {problem}"
     raise InvalidCallbacks(msg, callback=callback, attribute=name)
 
 
