@@ -8,7 +8,7 @@ Not a test module and never run: mypy (strict) must accept every line as written
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final, assert_never, assert_type
 
@@ -24,6 +24,8 @@ from hooks import (
     BEFORE_TOOL,
     ON_MODEL_ERROR,
     ON_TOOL_ERROR,
+    WRAP_MODEL,
+    WRAP_TOOL,
     AfterPoint,
     AgentContext,
     BeforePoint,
@@ -45,6 +47,7 @@ from hooks import (
     StopRun,
     ToolContext,
     ToolResult,
+    WrapPoint,
 )
 
 CALLS: Final = StateKey[int]("calls")
@@ -311,3 +314,125 @@ def snapshot(ctx: ModelContext) -> str:
     state = ctx.invocation.state.snapshot()
     assert_type(hooks.__version__, str)
     return f"hookline {hooks.__version__}: {dict(state)}"
+
+
+# -- wraps ---------------------------------------------------------------------------
+
+ModelNext = Callable[[ModelContext], Outcome[ModelResponse]]
+AsyncToolNext = Callable[[ToolContext], Awaitable[Outcome[ToolResult]]]
+
+
+class AnswerCache(hooks.WrapModel):
+    """Answers a request seen before without calling the model; asks again once on an empty
+    answer."""
+
+    def __init__(self) -> None:
+        self.answers: dict[ModelRequest, ModelResponse] = {}
+
+    @override
+    def wrap_model(self, ctx: ModelContext, call_next: ModelNext) -> Outcome[ModelResponse]:
+        if ctx.request in self.answers:
+            return Success(self.answers[ctx.request])
+        outcome = call_next(ctx)
+        match outcome:
+            case Success(response) if not response.text:
+                outcome = call_next(ctx)
+            case Success() | Failure():
+                pass
+            case _:
+                assert_never(outcome)
+        if isinstance(outcome, Success):
+            self.answers[ctx.request] = outcome.unwrap()
+        return outcome
+
+
+class ToolTimer(hooks.AsyncWrapTool):
+    """Counts tool calls; turns a tool's error into an error result the model reads."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @override
+    async def wrap_tool(self, ctx: ToolContext, call_next: AsyncToolNext) -> Outcome[ToolResult]:
+        self.calls += 1
+        outcome = await call_next(ctx)
+        if isinstance(outcome, Failure):
+            return Success(ToolResult(str(outcome.failure()), is_error=True))
+        return outcome
+
+
+def cached_call(ctx: ModelContext, generate: Callable[[ModelRequest], ModelResponse]) -> str:
+    """``run_wrap`` around one model call; ``Trace`` names a wrap that answered itself."""
+
+    def operation(ctx: ModelContext) -> Outcome[ModelResponse]:
+        return Success(generate(ctx.request))
+
+    trace = hooks.Trace()
+    outcome = hooks.run_wrap([AnswerCache()], WRAP_MODEL, ctx, operation, trace=trace)
+    assert_type(outcome, Outcome[ModelResponse])
+    return outcome.map(lambda response: response.text).value_or(f"failed ({trace.description})")
+
+
+async def guarded_tool(ctx: ToolContext) -> ToolResult:
+    """``arun_wrap`` with async wraps, one bounded by ``with_timeout``."""
+
+    async def operation(ctx: ToolContext) -> Outcome[ToolResult]:
+        return Success(ToolResult("4"))
+
+    timer = hooks.with_timeout(ToolTimer(), 0.5, fail="open")
+    assert_type(timer, hooks.TimedCallback)
+    outcome = await hooks.arun_wrap([timer, ToolTimer()], WRAP_TOOL, ctx, operation)
+    assert_type(outcome, Outcome[ToolResult])
+    late: list[hooks.TimeoutRecord] = timer.timeouts
+    return outcome.value_or(ToolResult(f"{len(late)} late", is_error=True))
+
+
+class RemoteGuard(hooks.AsyncBeforeModel):
+    """Asks a remote policy service before each model call."""
+
+    @override
+    async def before_model(self, ctx: ModelContext) -> BeforeResult[ModelContext, ModelResponse]:
+        return Cont(ctx)
+
+
+async def strict_model(ctx: ModelContext) -> ModelContext | str:
+    """A guard that must answer in time, or the model does not run."""
+    guard = hooks.with_timeout(RemoteGuard(), 0.1, fail="closed")
+    try:
+        result = await hooks.arun_before([guard], BEFORE_MODEL, ctx)
+    except hooks.HookTimeout as timeout:
+        assert_type(timeout.seconds, float)
+        return f"{timeout.point} was too slow"
+    match result:
+        case Cont(ctx):
+            return ctx
+        case Halt(response):
+            return response.text
+        case _:
+            assert_never(result)
+
+
+WRAP_SEARCH: Final = WrapPoint[SearchContext, list[Doc]]("wrap_search", context=SearchContext)
+
+
+class Rerank:
+    """A wrap at a user-declared point: reorders what the search found."""
+
+    def wrap_search(
+        self, ctx: SearchContext, call_next: Callable[[SearchContext], Outcome[list[Doc]]]
+    ) -> Outcome[list[Doc]]:
+        outcome = call_next(ctx)
+        match outcome:
+            case Success(docs):
+                return Success(sorted(docs, key=lambda doc: doc.text))
+            case Failure():
+                return outcome
+            case _:
+                assert_never(outcome)
+
+
+def reranked(ctx: SearchContext) -> list[Doc]:
+    """User-declared wrap points dispatch with ``run_wrap`` and keep their types."""
+    outcome = hooks.run_wrap([Rerank()], WRAP_SEARCH, ctx, lambda ctx: Success([Doc(ctx.query)]))
+    assert_type(outcome, Outcome[list[Doc]])
+    return outcome.value_or([])
