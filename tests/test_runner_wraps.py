@@ -6,7 +6,7 @@ import asyncio
 import types
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -25,6 +25,7 @@ from hooks import (
     ToolContext,
     ToolResult,
     observing,
+    with_timeout,
 )
 from runner import (
     Agent,
@@ -378,3 +379,86 @@ def test_attempt_events_record_what_the_model_received_inside_the_wraps() -> Non
     [attempt] = events_of(result, ModelAttemptEvent)
     assert attempt.request.messages[-1].content == "x"
     assert model.requests[0].messages[-1].content == "x"
+
+
+class SlowGuard:
+    """An async guard that never answers in time."""
+
+    async def before_tool(self, ctx: ToolContext, /) -> Any:
+        """Wait for an event nobody sets."""
+        await asyncio.Event().wait()
+        return Cont(ctx)  # pragma: no cover -- the deadline always ends the wait first
+
+
+@pytest.mark.parametrize("fail", ["closed", "open"])
+def test_a_slow_guard_under_a_deadline_fails_closed_or_open(
+    fail: Literal["closed", "open"],
+) -> None:
+    """Closed: the tool is refused and the model reads why. Open: the guard is skipped, noted."""
+    runs: list[int] = []
+
+    def counted(a: int) -> int:
+        runs.append(a)
+        return a
+
+    guard = with_timeout(SlowGuard(), 0.01, fail=fail)
+    model = ScriptedModel([calling(ToolCall("c1", "counted", {"a": 7})), "done"])
+    with Runner(Agent("assistant", model, tools=[counted])) as runner:
+        result = asyncio.run(runner.run_async("go", callbacks=[guard]))
+    [event] = events_of(result, ToolResultEvent)
+    if fail == "closed":
+        assert runs == []
+        assert event.result.is_error
+        assert "timed out" in event.result.content
+    else:
+        assert runs == [7]
+        assert event.result == ToolResult("7")
+    assert [record.point for record in guard.timeouts] == ["before_tool"]
+
+
+class RedirectOnce:
+    """Retries a failed tool call as another tool; the wrap logs every attempt it sees."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    def before_tool(self, ctx: ToolContext, /) -> Any:
+        """Log the guard's pass."""
+        self.log.append(f"before {ctx.call.name} #{ctx.attempt}")
+        return Cont(ctx)
+
+    def wrap_tool(
+        self, ctx: ToolContext, call_next: Callable[[ToolContext], Outcome[ToolResult]], /
+    ) -> Outcome[ToolResult]:
+        """Log the attempt the wrap sees."""
+        self.log.append(f"wrap {ctx.call.name} #{ctx.attempt}")
+        return call_next(ctx)
+
+    def on_tool_error(
+        self, failure: Failure[Exception], ctx: ToolContext, /
+    ) -> ErrorResult[ToolContext, ToolResult]:
+        """Retry the same call once, then as ``add``."""
+        if ctx.attempt == 1:
+            return Retry(ctx)
+        return Retry(replace(ctx, call=ToolCall(ctx.call.id, "add", {"a": 1, "b": 1})))
+
+
+def broken() -> str:
+    """Always fails."""
+    raise OSError("broken")
+
+
+def test_wraps_see_every_attempt_and_guards_only_a_changed_one() -> None:
+    """Attempt 2 (same call) skips the guard; attempt 3 (another tool) passes it first."""
+    hook = RedirectOnce()
+    model = ScriptedModel([calling(ToolCall("c1", "broken", {})), "done"])
+    with Runner(Agent("assistant", model, tools=[broken, add]), retry=NO_WAIT) as runner:
+        result = runner.run("go", callbacks=[hook])
+    assert hook.log == [
+        "before broken #1",
+        "wrap broken #1",
+        "wrap broken #2",
+        "before add #3",
+        "wrap add #3",
+    ]
+    assert events_of(result, ToolResultEvent)[0].result == ToolResult("2")
