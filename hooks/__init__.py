@@ -112,7 +112,8 @@ from hooks._protocols import (
 )
 from hooks._results import BeforeResult, Cont, ErrorResult, Fallback, Halt, Outcome, Retry
 from hooks._state import Invocation, State, StateKey
-from hooks._timeout import TimedCallback, TimeoutRecord, with_timeout
+from hooks._timed import TimedCallback, TimeoutRecord
+from hooks._timeout import with_timeout
 from hooks._wrap import arun_wrap, run_wrap
 
 __all__ = [

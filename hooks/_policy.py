@@ -18,6 +18,11 @@ class DispatchPolicy:
     ``continue_on_error``: the chain goes on past a raising callback (with the context
     or outcome it had) and the **first** exception is raised when it ends, beating any
     ``Halt``. An illegal result counts as a raised ``InvalidResult``.
+
+    At wrap points nothing halts, so ``continue_on_halt`` changes nothing; under
+    ``continue_on_error`` a wrap that raised is stepped over -- its place gives the
+    outcome its ``call_next`` last gave back, or runs the rest of the chain if it never
+    called it -- and the first exception is raised when the outermost wrap is done.
     """
 
     continue_on_halt: bool = False
@@ -39,8 +44,11 @@ class Trace:
     - after: the last whose result was not the very outcome it received;
     - error: the one that returned the ``Retry`` or ``Fallback``, else the last that
       returned another ``Failure`` object than it was given;
+    - wrap: the outermost whose outcome was not the very one its last ``call_next``
+      gave back (it answered itself or replaced the outcome);
     - raised: the one that raised, or returned an illegal result (the first one under
-      ``continue_on_error``).
+      ``continue_on_error``); at a wrap point, the wrap the exception came from, not
+      the wraps it passed out through.
 
     ``None`` means no callback changed anything. A dispatch without a trace runs the
     fast loops and records nothing; one with a trace takes the general path. One trace

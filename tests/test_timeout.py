@@ -279,10 +279,17 @@ def test_the_callback_is_validated_first() -> None:
         with_timeout(Slow, 1.0, fail="open")
 
 
-@pytest.mark.parametrize("seconds", [0, -1, math.inf, math.nan, "1", True, None])
-def test_seconds_must_be_a_positive_finite_number(seconds: Any) -> None:
+@pytest.mark.parametrize("seconds", [0, -1, -0.5, math.inf, math.nan])
+def test_seconds_must_be_above_zero_and_finite(seconds: float) -> None:
     """``seconds`` is a finite number of seconds above zero."""
     with pytest.raises(ValueError, match="seconds must be a finite number > 0"):
+        with_timeout(Slow(), seconds, fail="closed")
+
+
+@pytest.mark.parametrize("seconds", ["1", True, None])
+def test_seconds_must_be_a_number(seconds: Any) -> None:
+    """``seconds`` is an int or a float (a bool is neither here)."""
+    with pytest.raises(TypeError, match="seconds must be an int or float"):
         with_timeout(Slow(), seconds, fail="closed")
 
 
