@@ -147,8 +147,9 @@ async def _attempts(
         record.add(op.attempted(plan, ctx))
         return await execute(ctx)
 
+    wrapped = op.wrap.name in plan.wrapped  # without wraps, no wrap dispatch at all
     while True:
-        outcome = await plan.wrap(op.wrap, ctx, attempt)
+        outcome = await (plan.wrap(op.wrap, ctx, attempt) if wrapped else attempt(ctx))
         if type(outcome) is Success:
             return outcome, ctx
         error = outcome.failure()

@@ -250,8 +250,6 @@ class Plan:
         What the operation raises (``StopRun``, a sub-agent's failure) is carried past
         the wraps as a ``BaseException`` they let through, and raised here as itself.
         """
-        if point.name not in self.wrapped:
-            return await operation(ctx)
         carried = _Carrier(operation)
         trace = Trace() if self.observers else None
         start = perf_counter()
