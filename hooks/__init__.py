@@ -79,6 +79,7 @@ from hooks._messages import (
     ToolCall,
     ToolResult,
     ToolSpec,
+    Usage,
 )
 from hooks._points import (
     AFTER_AGENT,
@@ -188,6 +189,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Trace",
+    "Usage",
     "WrapModel",
     "WrapPoint",
     "WrapTool",

@@ -14,7 +14,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NoReturn, TypeAlias
 
-__all__ = ["Message", "ModelRequest", "ModelResponse", "Role", "ToolCall", "ToolResult", "ToolSpec"]
+__all__ = [
+    "Message",
+    "ModelRequest",
+    "ModelResponse",
+    "Role",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
+    "Usage",
+]
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 _ROLES: Final = frozenset(("system", "user", "assistant", "tool"))
@@ -89,11 +98,52 @@ class ModelRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens one model call used (or, summed with ``+``, a whole run).
+
+    ``cached_tokens`` are the part of ``input_tokens`` the provider served from its
+    prompt cache; ``reasoning_tokens`` the part of ``output_tokens`` spent reasoning.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"):
+            value: object = getattr(self, name)
+            if type(value) is not int or value < 0:
+                _refuse(self, name, "an int >= 0", value)
+
+    @property
+    def total_tokens(self) -> int:
+        """Input and output tokens together."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        if type(other) is not Usage:
+            return NotImplemented
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ModelResponse:
-    """What the model answers: text, tool calls, or both."""
+    """What the model answers: text, tool calls, or both.
+
+    ``usage`` is what the call cost in tokens, when the model says; ``finish_reason``
+    why it stopped, in the provider's words (``"stop"``, ``"tool_calls"``, ``"length"``).
+    """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
+    finish_reason: str | None = None
 
     def __post_init__(self) -> None:
         calls = self.tool_calls
@@ -101,6 +151,12 @@ class ModelResponse:
             _refuse(self, "text", "a str", self.text)
         if calls or type(calls) is not tuple:
             _check_calls(self, calls, unique=True)
+        usage: object = self.usage
+        if usage is not None and type(usage) is not Usage:
+            _refuse(self, "usage", "a Usage or None", usage)
+        reason: object = self.finish_reason
+        if reason is not None and not _is_str(reason):
+            _refuse(self, "finish_reason", "a str or None", reason)
 
 
 @dataclass(frozen=True, slots=True)

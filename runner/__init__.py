@@ -32,6 +32,7 @@ from hooks import (
     ToolContext,
     ToolResult,
     ToolSpec,
+    Usage,
     observing,
 )
 from runner._agent import Agent
@@ -115,6 +116,7 @@ __all__ = [
     "ToolSpec",
     "Transcript",
     "UnknownToolError",
+    "Usage",
     "UserMessageEvent",
     "as_tool",
     "observing",

@@ -37,6 +37,7 @@ class Agent:
         "description",
         "instruction",
         "model",
+        "model_has_agenerate",
         "model_is_async",
         "name",
         "specs",
@@ -79,6 +80,11 @@ class Agent:
         self.name: Final = name
         self.model: Final = model
         self.model_is_async: Final = inspect.iscoroutinefunction(model.generate)
+        # A sync model may also offer `async def agenerate`: async runs await it instead
+        # of sending generate to a thread.
+        self.model_has_agenerate: Final = inspect.iscoroutinefunction(
+            getattr(model, "agenerate", None)
+        )
         self.instruction: Final = instruction
         self.description: Final = description or instruction or f"Ask the {name} agent."
         self.callbacks: Final = tuple(callbacks)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
-from hooks import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
+from hooks import Message, ModelRequest, ModelResponse, ToolCall, ToolResult, Usage
 
 __all__ = [
     "ErrorEvent",
@@ -153,8 +153,9 @@ class RunResult:
     ``status`` is ``"completed"`` or ``"stopped"`` (then ``stop_reason`` says why),
     ``events`` is the run's record in order, ``session_id`` continues the
     conversation in a later ``run``, ``run_id`` names the run (observers see it in
-    ``HookEvent.run_id``) and ``state`` is a read-only snapshot of the invocation
-    state at the end of the run.
+    ``HookEvent.run_id``), ``state`` is a read-only snapshot of the invocation
+    state at the end of the run and ``usage`` the tokens of every model call that
+    answered, sub-agents' included (zero when the models do not say).
     """
 
     output: str
@@ -165,3 +166,4 @@ class RunResult:
     response: ModelResponse | None = None
     run_id: str = ""
     state: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    usage: Usage = field(default_factory=Usage)

@@ -30,15 +30,21 @@ async def call_model(settings: Settings, plan: Plan, ctx: ModelContext) -> Outco
     model: Any = agent.model
     if agent.model_is_async:
         outcome = await _awaited(model.generate(ctx.request))
+    elif settings.is_async and agent.model_has_agenerate:
+        outcome = await _awaited(model.agenerate(ctx.request))
     else:
         outcome = await _called(settings, model.generate, ctx.request)
-    if type(outcome) is Success and not isinstance(outcome.unwrap(), ModelResponse):
-        value = outcome.unwrap()
+    if type(outcome) is not Success:
+        return outcome
+    response = outcome.unwrap()
+    if not isinstance(response, ModelResponse):
         msg = (
             f"model {type(model).__qualname__}.generate must return a ModelResponse, "
-            f"got {type(value).__name__} {value!r:.60}"
+            f"got {type(response).__name__} {response!r:.60}"
         )
         return Failure(TypeError(msg))
+    if response.usage is not None:
+        settings.meter.add(response.usage)
     return outcome
 
 

@@ -26,7 +26,12 @@ __all__ = ["AsyncModel", "Model", "Rule", "ScriptItem", "ScriptedModel"]
 
 
 class Model(Protocol):
-    """A model: ``generate(request) -> ModelResponse``, sync. See also ``AsyncModel``."""
+    """A model: ``generate(request) -> ModelResponse``, sync. See also ``AsyncModel``.
+
+    A model may also define ``async def agenerate(request)``: ``Runner.run_async``
+    awaits it instead of running ``generate`` on a thread, so one model object serves
+    sync and async runs alike (``OpenAIChatModel`` does).
+    """
 
     def generate(self, request: ModelRequest, /) -> ModelResponse:
         """Answer ``request``: text, tool calls, or both. Raising is a model error."""

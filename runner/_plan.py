@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any, Final, TypeVar, final
 
@@ -50,6 +51,7 @@ from hooks import (
     Success,
     ToolContext,
     Trace,
+    Usage,
     WrapPoint,
     arun_after,
     arun_before,
@@ -95,6 +97,22 @@ _TAGS: Final[dict[type, OutcomeTag]] = {
 }
 
 
+@final
+class Meter:
+    """The tokens a run's model calls used, every call that answered counted once."""
+
+    __slots__ = ("_lock", "usage")
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self._lock = threading.Lock()
+
+    def add(self, usage: Usage) -> None:
+        """Count one call's usage."""
+        with self._lock:
+            self.usage += usage
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """What every part of one run shares: budgets, policy, sync or async, where threads run."""
@@ -105,6 +123,7 @@ class Settings:
     is_async: bool
     pool: Callable[[], Executor]
     rng: random.Random
+    meter: Meter = field(default_factory=Meter)
 
     def delay(self, attempt: int, requested: float | None) -> float:
         """The wait after failed attempt ``attempt``: the policy's, or a ``Retry``'s, capped."""

@@ -308,6 +308,7 @@ class Run:
             response,
             self.id,
             self.state.snapshot(),
+            self.settings.meter.usage,
         )
 
 

@@ -84,6 +84,7 @@ EXPORTED = [
     "ToolResult",
     "ToolSpec",
     "Trace",
+    "Usage",
     "WrapModel",
     "WrapPoint",
     "WrapTool",

@@ -62,6 +62,7 @@ EXPORTED = [
     "ToolSpec",
     "Transcript",
     "UnknownToolError",
+    "Usage",
     "UserMessageEvent",
     "as_tool",
     "observing",

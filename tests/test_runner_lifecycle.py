@@ -33,6 +33,7 @@ from runner import (
     ToolContext,
     ToolResult,
     ToolResultEvent,
+    Usage,
 )
 from tests import runner_helpers
 from tests.runner_helpers import Mode, add, calling, drive, events_of
@@ -593,3 +594,56 @@ def test_a_sub_agents_bad_args_error_names_the_tool_the_problem_and_the_args(mod
         "ToolArgumentsError: bad arguments for tool 'helper': a sub-agent takes one str "
         "argument 'request'; got {'request': 5}"
     )
+
+
+def test_the_result_sums_the_usage_of_every_model_call(mode: Mode) -> None:
+    """Each answer's tokens count once, sub-agents' and discarded attempts' included."""
+    sub = Agent("helper", ScriptedModel([ModelResponse("sub", usage=Usage(5, 1, 2, 0))]))
+    model = ScriptedModel(
+        [
+            ModelResponse(
+                tool_calls=(ToolCall("c1", "helper", {"request": "x"}),),
+                usage=Usage(10, 2, 4, 1),
+                finish_reason="tool_calls",
+            ),
+            ModelResponse("done", usage=Usage(20, 3), finish_reason="stop"),
+        ]
+    )
+    with Runner(Agent("assistant", model, sub_agents=[sub])) as runner:
+        result = drive(runner, mode, "go")
+    assert result.usage == Usage(35, 6, 6, 1)
+    assert result.usage.total_tokens == 41
+    assert result.response is not None
+    assert result.response.finish_reason == "stop"
+
+
+def test_a_run_without_usage_reports_zero(mode: Mode) -> None:
+    """Models that do not say what they used leave the run's usage at zero."""
+    with Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner:
+        assert drive(runner, mode, "hi").usage == Usage()
+
+
+class DualModel:
+    """A model with a sync ``generate`` and an ``async def agenerate``."""
+
+    def __init__(self) -> None:
+        self.used: list[str] = []
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """The sync path."""
+        self.used.append(threading.current_thread().name)
+        return ModelResponse("sync")
+
+    async def agenerate(self, request: ModelRequest, /) -> ModelResponse:
+        """The async path, on the event loop."""
+        self.used.append("agenerate")
+        return ModelResponse("async")
+
+
+def test_a_model_with_agenerate_is_awaited_in_async_runs_and_called_in_sync_ones() -> None:
+    """``run`` calls ``generate``; ``run_async`` awaits ``agenerate``, no thread hop."""
+    model = DualModel()
+    with Runner(Agent("assistant", model)) as runner:
+        assert runner.run("hi").output == "sync"
+        assert asyncio.run(runner.run_async("hi")).output == "async"
+    assert model.used == [threading.current_thread().name, "agenerate"]
