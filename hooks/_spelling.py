@@ -47,7 +47,7 @@ class _NearMisses:
             size = len(point)
             self.points.setdefault(size, []).append(point)
             for length, names in self.names.items():
-                if length > size + 1 or _close_lengths(length, size):
+                if length > size or _close_lengths(length, size):
                     for name in names:
                         entry = self.near[name]
                         if entry[0] <= 1.0:
