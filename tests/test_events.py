@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -140,3 +141,26 @@ def test_hook_event_names_the_deciding_callback_and_the_run() -> None:
     assert (decided.callback, decided.run_id) == ("Guard instance", "run-1")
     assert decided != event(callback="Guard instance", run_id="run-2")
     assert [field.name for field in dataclasses.fields(HookEvent)][-2:] == ["callback", "run_id"]
+
+
+def audit(event: HookEvent) -> None:
+    """A sync observer function."""
+
+
+async def audit_async(event: HookEvent) -> None:
+    """An async observer function."""
+
+
+@pytest.mark.parametrize("fn", [audit, audit_async], ids=["sync", "async"])
+def test_observer_repr_is_observing_of_the_qualified_name(fn: Callable[[HookEvent], Any]) -> None:
+    """A sync or async observer's repr is ``observing('<qualified name of the function>')``."""
+    assert repr(observing(fn)) == f"observing({fn.__qualname__!r})"
+
+
+@pytest.mark.parametrize("fn", [audit, audit_async], ids=["sync", "async"])
+def test_observer_repr_of_a_nameless_callable_shows_the_callable(
+    fn: Callable[[HookEvent], Any],
+) -> None:
+    """A callable without a qualified name (a ``functools.partial``) shows as its own repr."""
+    nameless = functools.partial(fn)
+    assert repr(observing(nameless)) == f"observing({nameless!r})"

@@ -141,3 +141,81 @@ def test_contexts_carry_the_retry_budget() -> None:
         "attempt",
         "max_attempts",
     ]
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: UntypedCall(1, "add"), "ToolCall.id must be a str, got int 1"),
+        (lambda: UntypedCall("c1", 5), "ToolCall.name must be a str, got int 5"),
+        (
+            lambda: UntypedCall("c1", "add", "a=1"),
+            "ToolCall.args must be a mapping of argument names to values, got str 'a=1'",
+        ),
+        (
+            lambda: UntypedMessage("robot", "hi"),
+            "Message.role must be one of 'system', 'user', 'assistant', 'tool', got str 'robot'",
+        ),
+        (lambda: UntypedMessage("user", 1), "Message.content must be a str, got int 1"),
+        (
+            lambda: UntypedMessage("tool", "ok", tool_call_id=7),
+            "Message.tool_call_id must be a str or None, got int 7",
+        ),
+        (
+            lambda: UntypedMessage("user", "hi", name=1.5),
+            "Message.name must be a str or None, got float 1.5",
+        ),
+        (
+            lambda: UntypedMessage("assistant", "", tool_calls=[]),
+            "Message.tool_calls must be a tuple of ToolCall (write tuple(calls)), got list []",
+        ),
+        (
+            lambda: UntypedMessage("assistant", "", tool_calls=("c1",)),
+            "Message.tool_calls must be a tuple of ToolCall, holding, got str 'c1'",
+        ),
+        (lambda: UntypedResponse(text=3), "ModelResponse.text must be a str, got int 3"),
+        (
+            lambda: UntypedResponse(tool_calls=[]),
+            "ModelResponse.tool_calls must be a tuple of ToolCall (write tuple(calls)), "
+            "got list []",
+        ),
+        (lambda: UntypedResult(42), "ToolResult.content must be a str, got int 42"),
+        (
+            lambda: UntypedResult("ok", is_error=1),
+            "ToolResult.is_error must be a bool, got int 1",
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_a_refused_field_is_named_with_what_it_must_be_and_got(build: Any, message: str) -> None:
+    """The TypeError reads ``<Record>.<field> must be <what>, got <type> <value>``, in full."""
+    with pytest.raises(TypeError) as excinfo:
+        build()
+    assert str(excinfo.value) == message
+
+
+def test_the_duplicate_id_error_names_the_record_and_the_rule() -> None:
+    """The ValueError for a repeated call id names the response's field and the rule."""
+    with pytest.raises(ValueError, match="two calls") as excinfo:
+        ModelResponse("", (ToolCall("c1", "add"), ToolCall("c1", "mul")))
+    assert str(excinfo.value) == (
+        "ModelResponse.tool_calls holds two calls with id 'c1'; "
+        "each tool call of one response needs its own id"
+    )
+
+
+def test_a_message_may_repeat_a_call_id() -> None:
+    """Only a response's calls need distinct ids: a message of the history may repeat one."""
+    calls = (ToolCall("c1", "add"), ToolCall("c1", "mul"))
+    assert Message("assistant", "", tool_calls=calls).tool_calls == calls
+
+
+def test_subclasses_of_tool_call_are_tool_calls() -> None:
+    """A ``ToolCall`` subclass's instances are accepted wherever a tool call is."""
+
+    class TracedCall(ToolCall):
+        """A tool call subclass."""
+
+    call = TracedCall("c1", "add")
+    assert ModelResponse("", (call,)).tool_calls == (call,)
+    assert Message("assistant", "", tool_calls=(call,)).tool_calls == (call,)

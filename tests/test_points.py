@@ -254,3 +254,21 @@ def test_payload_types_are_immutable() -> None:
     with pytest.raises(AttributeError, match="immutable"):
         BEFORE_TOOL.value = str  # type: ignore[misc]
     assert BEFORE_TOOL.value is not str
+
+
+def test_points_of_different_names_hash_differently() -> None:
+    """Distinct points spread over a set's buckets: their hashes differ by name."""
+    points: list[BeforePoint[int, str]] = [BeforePoint(fresh_name()) for _ in range(8)]
+    assert len({hash(point) for point in points}) == len(points)
+    assert hash(BeforePoint(points[0].name)) == hash(points[0])
+
+
+@pytest.mark.parametrize("point_type", POINT_TYPES)
+def test_a_payload_type_error_names_the_point_as_built(point_type: type[Any]) -> None:
+    """The TypeError for a payload type that is no class starts with the point's constructor
+    call and says what was given."""
+    name = fresh_name()
+    with pytest.raises(TypeError) as excinfo:
+        point_type(name, value="dict")
+    assert str(excinfo.value).startswith(f"{point_type.__name__}({name!r}): value must be a class ")
+    assert str(excinfo.value).endswith("or None, got 'dict'")

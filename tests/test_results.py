@@ -6,6 +6,8 @@ import itertools
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from hooks import BeforeResult, Cont, ErrorResult, Fallback, Halt, Retry
@@ -218,3 +220,31 @@ def test_equality_with_other_types_defers_to_them(tag: object) -> None:
 
     assert tag.__eq__(1) is NotImplemented
     assert tag == Anything()
+
+
+# Any hashable payload a result may carry; ``1``, ``1.0`` and ``True`` are equal payloads.
+HASHABLE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=8),
+    st.tuples(st.integers(), st.text(max_size=3)),
+    st.frozensets(st.integers(), max_size=3),
+)
+
+
+@given(payload=HASHABLE)
+def test_hash_tells_the_tags_apart(payload: object) -> None:
+    """The four tags holding one payload hash differently, so ``{Cont(x), Halt(x)}`` spreads
+    over a set's buckets instead of colliding."""
+    assert len({hash(tag(payload)) for tag in ALL_TAGS}) == len(ALL_TAGS)
+
+
+@given(payload=st.integers(min_value=-(2**53), max_value=2**53))
+def test_hash_agrees_with_equality_across_payload_types(payload: int) -> None:
+    """Payloads that are equal across types (``1``, ``1.0``) give equal results of equal hash."""
+    for tag in ALL_TAGS:
+        exact, approximate = tag(payload), tag(float(payload))
+        assert exact == approximate
+        assert hash(exact) == hash(approximate)

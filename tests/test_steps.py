@@ -15,6 +15,7 @@ import pytest
 from returns.result import Failure, Success
 
 import hooks._adispatch
+import hooks._compile
 import hooks._dispatch
 from hooks import (
     BeforePoint,
@@ -28,7 +29,9 @@ from hooks import (
     Trace,
     arun_before,
     compile_callbacks,
+    run_after,
     run_before,
+    run_on_error,
 )
 from tests.test_dispatch import (
     AFTER,
@@ -240,6 +243,30 @@ def test_a_policy_or_a_trace_runs_the_general_path(
     """A departing policy or a trace does run the general path (so the test above means it)."""
     with pytest.raises(AssertionError, match="general path"):
         dispatch.before([module("a", before_probe=passing)], BEFORE, 1, policy=policy, trace=trace)
+
+
+@pytest.mark.usefixtures("no_general_path")
+def test_a_dispatched_point_is_one_lookup_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a compiled list has dispatched a point, default sync dispatches of that point
+    compile nothing and build or look up no chain: they go straight to its methods."""
+    compiled = compile_callbacks(
+        [module("a", before_probe=passing, after_probe=passing, on_probe_error=passing)]
+    )
+    failure: Failure[Exception] = Failure(Boom())
+
+    def dispatch_all() -> None:
+        assert run_before(compiled, BEFORE, 1) == Cont(1)
+        assert run_after(compiled, AFTER, Success(1), 1) == Success(1)
+        assert run_on_error(compiled, ON_ERROR, failure, 1) is failure
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the hot path compiled or looked up a chain")
+
+    dispatch_all()  # builds each point's chain
+    for name in ("chain", "sync_chain"):
+        monkeypatch.setattr(hooks._compile.CompiledCallbacks, name, refuse)
+    monkeypatch.setattr(hooks._dispatch, "compile_callbacks", refuse)
+    dispatch_all()
 
 
 def test_async_dispatch_of_a_plain_chain_honours_continue_on_halt() -> None:
@@ -458,3 +485,37 @@ def test_a_reused_exception_gets_the_note_once(dispatch: Dispatch, trace: Trace 
         with pytest.raises(Boom):
             dispatch.before(callbacks, BEFORE, 1, trace=trace)
     assert shared.__notes__ == ["raised in callback module 'boom' at hook point 'before_probe'"]
+
+
+# -- what a dispatch leaves behind when it is cut short or its error is re-raised -----
+
+
+@which_point
+def test_a_base_exception_leaves_the_trace_reset(dispatch: Dispatch, which: str) -> None:
+    """A traced dispatch that a BaseException cuts short leaves ``trace.callback`` at None,
+    not at the previous dispatch's answer."""
+    trace = Trace()
+    halting = module("halting", before_probe=lambda ctx: Halt("h"))
+    assert dispatch.before([halting], BEFORE, 1, trace=trace) == Halt("h")
+    assert trace.callback is halting
+    callbacks = [module("stop", **{HOOK[which]: dispatch.hook(raising(Abort()))})]
+    with pytest.raises(Abort):
+        dispatch.probe(which, callbacks, trace=trace)
+    assert trace.callback is None
+
+
+@pytest.mark.parametrize("which", ["after", "error"])
+def test_re_raising_an_error_from_the_failures_context_makes_no_cycle(
+    dispatch: Dispatch, trace: Trace | None, which: str
+) -> None:
+    """A callback raising the error behind its ``Failure``'s error (that error's context)
+    raises it unchained, so neither error's context chain loops."""
+    root = Boom("connection reset")
+    wrapped = KeyError("model down")
+    wrapped.__context__ = root
+    reraise = module("reraise", **{HOOK[which]: dispatch.hook(raising(root))})
+    with pytest.raises(Boom) as excinfo:
+        handling(dispatch, which, [reraise], Failure(wrapped), trace)
+    assert excinfo.value is root
+    assert root.__context__ is None
+    assert wrapped.__context__ is root

@@ -321,3 +321,217 @@ def test_observers_and_hook_classes_compile() -> None:
     """``observing(fn)`` and a class with hooks compile together."""
     compiled = compile_callbacks([observing(listening), make_instance("G", before_probe=passing)])
     assert len(compiled.observers) == 1
+
+
+# -- what a refusal carries ------------------------------------------------------------
+
+
+def test_a_method_of_the_wrong_arity_is_refused_naming_its_callback(kind: str) -> None:
+    """The arity refusal carries the callback and the attribute at fault."""
+    bad = make(kind, "arity", before_probe=lambda: None)
+    with pytest.raises(InvalidCallbacks, match="cannot be called as") as excinfo:
+        compile_callbacks([bad])
+    assert excinfo.value.callback is bad
+    assert excinfo.value.attribute == "before_probe"
+
+
+def test_a_class_method_replaced_after_validation_is_refused_naming_the_instance() -> None:
+    """A hook replaced on a validated class with one of the wrong arity is refused when its
+    chain is built, naming the instance dispatched."""
+    guard_class = new_class(before_probe=before_probe)
+    assert run_before([guard_class()], BEFORE, 1) == Cont(2)
+    setattr(guard_class, "before_probe", lambda self: Cont(0))  # noqa: B010 -- the class
+    guard = guard_class()
+    with pytest.raises(InvalidCallbacks, match="cannot be called as") as excinfo:
+        run_before([guard], BEFORE, 1)
+    assert excinfo.value.callback is guard
+    assert excinfo.value.attribute == "before_probe"
+
+
+@pytest.mark.parametrize("nested", [[passing], {"a": 1}], ids=type)
+def test_a_nested_collection_is_refused_as_itself(nested: object) -> None:
+    """The refusal of a collection inside the list names its type and shows it."""
+    with pytest.raises(InvalidCallbacks) as excinfo:
+        compile_callbacks([nested])
+    assert excinfo.value.callback is nested
+    assert str(excinfo.value) == (
+        "a callback is a module or an object with hook methods, "
+        f"got a {type(nested).__name__} {nested!r:.60}; "
+        "flatten nested lists: callbacks=[*guards, audit]"
+    )
+
+
+def test_a_bare_function_is_refused_naming_its_type() -> None:
+    """The refusal of a bare function says it got a function and how to make it a callback."""
+    with pytest.raises(InvalidCallbacks) as excinfo:
+        compile_callbacks([passing])
+    assert str(excinfo.value).startswith(
+        "a callback is a module or an object with hook methods, got function <function passing"
+    )
+    assert str(excinfo.value).endswith(
+        "; put a function in a class or module, or use hooks.observing()"
+    )
+
+
+def test_a_hookless_callback_is_refused_listing_its_first_eight_names() -> None:
+    """A callback without hooks is refused listing its first eight public names, sorted."""
+    names = [f"helper_{letter}" for letter in "jihgfedcba"]
+    bare = make_module("bare", **dict.fromkeys(names, 0))
+    with pytest.raises(InvalidCallbacks) as excinfo:
+        compile_callbacks([bare])
+    assert str(excinfo.value).endswith(f"; its public attributes are {sorted(names)[:8]!r}")
+
+
+def test_a_callback_without_public_attributes_is_refused_saying_so() -> None:
+    """A callback without any public attribute is refused saying it has none."""
+    with pytest.raises(InvalidCallbacks) as excinfo:
+        compile_callbacks([object()])
+    assert str(excinfo.value).endswith(
+        "or starting with before_, after_, on_, wrap_; it has no public attribute"
+    )
+
+
+# -- an instance's own attributes -------------------------------------------------------
+
+
+def test_plain_instance_attributes_do_not_make_a_callback() -> None:
+    """An instance of a class without hooks is refused, whatever plain attributes it holds."""
+    plain_class = new_class(helper=before_probe)
+    for _ in range(2):
+        instance = plain_class()
+        instance.limit = 3
+        with pytest.raises(InvalidCallbacks, match="defines no hook method") as excinfo:
+            compile_callbacks([instance])
+        assert excinfo.value.callback is instance
+
+
+def test_a_hook_shaped_instance_attribute_makes_a_callback() -> None:
+    """An instance of a class without hooks is a callback when it holds a hook-shaped
+    attribute (one waiting for a point not declared yet)."""
+    plain_class = new_class(helper=before_probe)
+    instance = plain_class()
+    setattr(instance, fresh("on"), passing)
+    assert compile_callbacks([instance])
+
+
+@pytest.mark.parametrize(
+    "before",
+    [{"limit": 1}, {"_cache": {}}, {"before_probe": passing}],
+    ids=["plain", "private", "hook"],
+)
+def test_every_instance_attribute_is_checked(before: dict[str, object]) -> None:
+    """A misspelled attribute is found on an instance after any other kind of attribute (one
+    known plain, a private one, a hook, a private one never seen), and the refusal names the
+    instance."""
+    guard_class = new_class(before_probe=before_probe)
+    seen = guard_class()
+    vars(seen).update(before)
+    assert compile_callbacks([seen])  # the class and these names are now known
+    typo = guard_class()
+    vars(typo).update(before)
+    vars(typo)[f"_{fresh('unseen')}"] = 1
+    typo.before_prob = passing
+    with pytest.raises(InvalidCallbacks, match="did you mean 'before_probe'") as excinfo:
+        compile_callbacks([typo])
+    assert excinfo.value.callback is typo
+    assert excinfo.value.attribute == "before_prob"
+
+
+def test_a_broken_instance_hook_is_refused_naming_the_attribute() -> None:
+    """A hook set on an instance that is not callable is refused naming the attribute."""
+    guard_class = new_class(before_probe=before_probe)
+    broken = guard_class()
+    broken.after_probe = 42
+    with pytest.raises(InvalidCallbacks, match="must be a method") as excinfo:
+        compile_callbacks([broken])
+    assert excinfo.value.callback is broken
+    assert excinfo.value.attribute == "after_probe"
+
+
+# -- what the class caches cannot skip ---------------------------------------------------
+
+
+class Switchable:
+    """A slotted callback whose hook is a property: what it gives depends on the instance."""
+
+    __slots__ = ("hook",)
+
+    def __init__(self, hook: object) -> None:
+        self.hook = hook
+
+    @property
+    def before_probe(self) -> object:
+        """The instance's hook."""
+        return self.hook
+
+
+def test_a_hook_computed_per_instance_is_checked_for_each_instance() -> None:
+    """A hook that is a property (not a plain method) is checked on each instance when its
+    list is compiled, though the class has no ``__dict__`` and is known."""
+    assert run_before([Switchable(passing)], BEFORE, 1) == Cont(1)
+    broken = Switchable(42)
+    with pytest.raises(InvalidCallbacks, match="must be a method") as excinfo:
+        compile_callbacks([broken])
+    assert excinfo.value.callback is broken
+
+
+def test_a_class_whose_getattribute_replaces_a_hook_is_checked_as_it_answers() -> None:
+    """A class whose ``__getattribute__`` answers a hook name with something else is judged by
+    that answer, when its list is compiled."""
+
+    class Masked:
+        def before_probe(self, ctx: int, /) -> Cont[int]:
+            return Cont(ctx)
+
+        def __getattribute__(self, name: str) -> Any:
+            return 42 if name == "before_probe" else object.__getattribute__(self, name)
+
+    masked = Masked()
+    with pytest.raises(InvalidCallbacks, match="must be a method") as excinfo:
+        compile_callbacks([masked])
+    assert excinfo.value.callback is masked
+
+
+def test_a_class_computing_its_attributes_without_hooks_is_refused_as_itself() -> None:
+    """A class with ``__getattr__`` and no hook is refused naming the instance."""
+
+    class Empty:
+        def __getattr__(self, name: str) -> object:
+            raise AttributeError(name)
+
+    empty = Empty()
+    with pytest.raises(InvalidCallbacks, match="defines no hook method") as excinfo:
+        compile_callbacks([empty])
+    assert excinfo.value.callback is empty
+    assert "Empty instance" in str(excinfo.value)
+
+
+def test_an_unchanged_module_is_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fresh lists holding a validated, unchanged module do not look at its names again."""
+    validated: list[object] = []
+    original = hooks._validate.check_names
+
+    def counting(callback: object, *args: Any, **kwargs: Any) -> bool:
+        validated.append(callback)
+        return original(callback, *args, **kwargs)
+
+    monkeypatch.setattr(hooks._verdicts, "check_names", counting)
+    guards = make_module("guards", before_probe=passing, limit=3)
+    for _ in range(3):
+        assert run_before([guards], BEFORE, 1) == Cont(1)
+    assert validated == [guards]
+    guards.helper = 4  # type: ignore[attr-defined]
+    assert run_before([guards], BEFORE, 1) == Cont(1)
+    assert validated == [guards, guards]
+
+
+def test_the_class_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-class cache keeps at most 1024 classes, dropping the oldest first."""
+    monkeypatch.setattr(hooks._verdicts, "_types", {})
+    size = hooks._verdicts._CACHE_SIZE
+    classes = [new_class(before_probe=before_probe) for _ in range(size + 1)]
+    for cls in classes:
+        assert compile_callbacks([cls()])
+    assert len(hooks._verdicts._types) == size
+    assert classes[0] not in hooks._verdicts._types
+    assert classes[-1] in hooks._verdicts._types
