@@ -98,12 +98,10 @@ class TimedCallback(Described):
             error.__context__ = given.failure()  # pyright: ignore[reportUnknownMemberType]
         return error
 
+    # What each kind of hook method does; the methods themselves (made per shape by
+    # ``timed_class``) only say which hook and which kind.
 
-# -- the methods, one maker per kind --------------------------------------------------
-
-
-def _before(name: str, halts: bool) -> Fn:
-    async def method(self: TimedCallback, ctx: object, /) -> object:
+    async def _before(self, name: str, halts: bool, ctx: object) -> object:
         deadline = asyncio.timeout(self.seconds)
         try:
             async with deadline:
@@ -119,11 +117,8 @@ def _before(name: str, halts: bool) -> Fn:
             return Halt(ToolResult(str(error), is_error=True))
         raise error
 
-    return method
-
-
-def _after(name: str, _flag: bool) -> Fn:
-    async def method(self: TimedCallback, given: object, ctx: object, /) -> object:
+    async def _after(self, name: str, given: object, ctx: object) -> object:
+        """An after or an error hook: ``given`` is the outcome or the failure."""
         deadline = asyncio.timeout(self.seconds)
         try:
             async with deadline:
@@ -134,12 +129,8 @@ def _after(name: str, _flag: bool) -> Fn:
         self._overran(name)
         return given if self.fail == "open" else Failure(self._error(name, given))
 
-    return method
-
-
-def _wrap(name: str, _flag: bool) -> Fn:
-    async def method(
-        self: TimedCallback, ctx: object, call_next: Callable[[object], Awaitable[object]], /
+    async def _wrap(
+        self, name: str, ctx: object, call_next: Callable[[object], Awaitable[object]]
     ) -> object:
         deadline = asyncio.timeout(self.seconds)
         paused = _Paused(deadline, call_next)
@@ -155,6 +146,30 @@ def _wrap(name: str, _flag: bool) -> Fn:
         if self.fail == "closed":
             return Failure(self._error(name, None))
         return await call_next(ctx) if paused.last is _UNSET else paused.last
+
+
+# -- the methods, one maker per kind ----------------------------------------------------
+
+
+def _before(name: str, halts: bool) -> Fn:
+    async def method(self: TimedCallback, ctx: object, /) -> object:
+        return await self._before(name, halts, ctx)
+
+    return method
+
+
+def _after(name: str, _flag: bool) -> Fn:
+    async def method(self: TimedCallback, given: object, ctx: object, /) -> object:
+        return await self._after(name, given, ctx)
+
+    return method
+
+
+def _wrap(name: str, _flag: bool) -> Fn:
+    async def method(
+        self: TimedCallback, ctx: object, call_next: Callable[[object], Awaitable[object]], /
+    ) -> object:
+        return await self._wrap(name, ctx, call_next)
 
     return method
 

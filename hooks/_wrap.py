@@ -151,7 +151,7 @@ def _level(state: list[Any], index: int, ctx: Any) -> Any:
         raise
     if result is state[3]:
         return result
-    return _checked(state, index, result, ctx)
+    return _checked(state, index, result)
 
 
 async def _alevel(state: list[Any], index: int, ctx: Any) -> Any:
@@ -175,10 +175,10 @@ async def _alevel(state: list[Any], index: int, ctx: Any) -> Any:
         raise
     if result is state[3]:
         return result
-    return _checked(state, index, result, ctx)
+    return _checked(state, index, result)
 
 
-def _checked(state: list[Any], index: int, result: Any, ctx: Any) -> Any:
+def _checked(state: list[Any], index: int, result: Any) -> Any:
     """``result`` of wrap ``index`` if it is legal (then remembered as ``last``), else raise."""
     tag = result.__class__  # compared with a class: result stays Any, unnarrowed
     if tag is Success:
@@ -189,4 +189,4 @@ def _checked(state: list[Any], index: int, result: Any, ctx: Any) -> Any:
     elif tag is Failure and isinstance(result.failure(), Exception):
         state[3] = result
         return result
-    raise invalid(state[4].owners[index], state[1], result, ctx)
+    raise invalid(state[4].owners[index], state[1], result, None)  # (no context payloads)

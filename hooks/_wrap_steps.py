@@ -80,11 +80,12 @@ def _step(nest: _Nest, index: int, ctx: Any) -> Any:
         result = nest.fns[index](ctx, partial(_step, nest, index + 1))
     except Exception as exc:
         nest.raised(index, exc)  # raises it again unless stepping over
-        result = _UNSET
-    if result is _UNSET or not nest.returned(index, result, ctx):
-        result = nest.last[index]
-        if result is _UNSET:
-            result = _step(nest, index + 1, ctx)
+    else:
+        if nest.returned(index, result):
+            return nest.left(index, result)
+    result = nest.last[index]  # stepping over wrap index
+    if result is _UNSET:
+        result = _step(nest, index + 1, ctx)
     return nest.left(index, result)
 
 
@@ -99,11 +100,12 @@ async def _astep(nest: _Nest, index: int, ctx: Any) -> Any:
         result = await nest.fns[index](ctx, partial(_astep, nest, index + 1))
     except Exception as exc:
         nest.raised(index, exc)  # raises it again unless stepping over
-        result = _UNSET
-    if result is _UNSET or not nest.returned(index, result, ctx):
-        result = nest.last[index]
-        if result is _UNSET:
-            result = await _astep(nest, index + 1, ctx)
+    else:
+        if nest.returned(index, result):
+            return nest.left(index, result)
+    result = nest.last[index]  # stepping over wrap index
+    if result is _UNSET:
+        result = await _astep(nest, index + 1, ctx)
     return nest.left(index, result)
 
 
@@ -155,21 +157,23 @@ class _Nest:
         return outcome
 
     def raised(self, index: int, exc: Exception) -> None:
-        """Take ``exc`` out of wrap ``index``: note and record it; raise it unless stepping."""
+        """Take ``exc`` out of wrap ``index``: note and record it; raise it unless stepping.
+
+        Wrap ``index`` is the one at fault whenever ``exc`` is new here: it raised it, or
+        returned the illegal result, or gave ``call_next`` the context, it names.
+        """
         if exc is not self.error:  # else on its way out from a wrap further in
             noted(exc, self.chain, self.point, index)
             if self.error is None or not self.stepping:
                 self.error, self.error_by = exc, self.chain.owners[index]
-                if isinstance(exc, InvalidResult) and exc.point == self.point.name:
-                    self.error_by = exc.callback  # a bad call_next context: the wrap's
-        self.changed[index] = False
         if not self.stepping:
             raise exc
 
-    def returned(self, index: int, result: object, ctx: object) -> bool:
+    def returned(self, index: int, result: object) -> bool:
         """Whether wrap ``index``'s ``result`` is legal; if not, raise it unless stepping."""
-        if result is not self.last[index] and legal(self.point, result, ctx) is None:
-            self.raised(index, invalid(self.chain.owners[index], self.point, result, ctx))
+        # (No context is passed to the rules: a wrap's tags carry no context payload.)
+        if result is not self.last[index] and legal(self.point, result, None) is None:
+            self.raised(index, invalid(self.chain.owners[index], self.point, result, None))
             return False
         self.changed[index] = result is not self.last[index]
         return True

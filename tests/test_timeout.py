@@ -47,6 +47,7 @@ from hooks import (
     ToolContext,
     ToolResult,
     Trace,
+    _timed,
     arun_after,
     arun_before,
     arun_on_error,
@@ -132,6 +133,13 @@ def run(coroutine: Awaitable[Any]) -> Any:
 async def operation(ctx: ModelContext) -> Outcome[ModelResponse]:
     """A model call that answers at once."""
     return Success(RESPONSE)
+
+
+@pytest.fixture(autouse=True)
+def fresh_classes() -> None:
+    """Each test builds the wrapper classes it uses, so what it checks is what is built now
+    (mutation testing reruns tests in a process that has built them already)."""
+    _timed._classes.clear()
 
 
 # -- building the wrapper ----------------------------------------------------------------
@@ -251,19 +259,26 @@ def test_an_undeclared_hook_shaped_method_is_refused() -> None:
         async def before_fetch_not_declared(self, ctx: object, /) -> object:
             return Cont(ctx)
 
-    with pytest.raises(InvalidCallbacks, match="is no declared hook point yet; declare"):
-        with_timeout(Later(), 1.0, fail="closed")
+    later = Later()
+    with pytest.raises(InvalidCallbacks) as raised:
+        with_timeout(later, 1.0, fail="closed")
+    assert str(raised.value).endswith(
+        "Later instance.before_fetch_not_declared is no declared hook point yet; "
+        "declare its point first"
+    )
+    assert raised.value.callback is later
+    assert raised.value.attribute == "before_fetch_not_declared"
 
 
 def test_a_callback_with_nothing_to_bound_is_refused() -> None:
     """An observer alone has no hook to bound."""
-
-    class Observer:
-        def on_event(self, event: HookEvent, /) -> None:
-            pass
-
-    with pytest.raises(InvalidCallbacks, match="has no hook method to bound"):
-        with_timeout(Observer(), 1.0, fail="open")
+    observer = types.ModuleType("observer")
+    observer.on_event = lambda event: None  # type: ignore[attr-defined]
+    with pytest.raises(InvalidCallbacks) as raised:
+        with_timeout(observer, 1.0, fail="open")
+    assert str(raised.value) == "with_timeout: module 'observer' has no hook method to bound"
+    assert raised.value.callback is observer
+    assert raised.value.attribute is None
 
 
 def test_the_callback_is_validated_first() -> None:
@@ -399,10 +414,12 @@ def test_closed_before_a_model_or_agent_raises(point: Any, ctx: object) -> None:
 def test_closed_after_gives_a_failure(point: Any, ctx: object, value: object) -> None:
     """An after hook that overran turns the outcome into ``Failure(HookTimeout)``; a failed
     outcome's error is its context."""
-    timed = with_timeout(Slow(), FAST, fail="closed")
+    guard = Slow()
+    timed = with_timeout(guard, FAST, fail="closed")
     result = run(arun_after([timed], point, Success(value), ctx))
     assert type(result) is Failure
     assert isinstance(result.failure(), HookTimeout)
+    assert (result.failure().callback, result.failure().point) == (guard, point.name)
     assert result.failure().__context__ is None
     error = ValueError("model down")
     result = run(arun_after([timed], point, Failure(error), ctx))
@@ -419,6 +436,7 @@ def test_closed_error_gives_a_failure_chained_to_the_error(point: Any, ctx: obje
     timeout = result.failure()
     assert isinstance(timeout, HookTimeout)
     assert timeout.point == point.name
+    assert timeout.callback is timed.callback
     assert timeout.__context__ is error
 
 
@@ -504,16 +522,18 @@ class Around:
 
 
 class SlowOperation:
-    """A model call taking ``seconds``, counting its calls."""
+    """A model call taking ``seconds`` (the n-th call the n-th of them, if several), counting
+    its calls."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, *seconds: float) -> None:
         self.seconds = seconds
         self.calls = 0
 
     async def __call__(self, ctx: ModelContext) -> Outcome[ModelResponse]:
         self.calls += 1
-        await asyncio.sleep(self.seconds)
-        return Success(ModelResponse(f"call {self.calls}"))
+        call = self.calls
+        await asyncio.sleep(self.seconds[min(call, len(self.seconds)) - 1])
+        return Success(ModelResponse(f"call {call}"))
 
 
 def test_a_wraps_deadline_does_not_count_the_operation() -> None:
@@ -556,6 +576,38 @@ def test_a_wrap_slow_before_call_next(fail: Any) -> None:
         assert op.calls == 0
 
 
+def test_a_wraps_deadline_stops_while_any_call_next_runs() -> None:
+    """Two ``call_next`` at once, each slower than the deadline, the second still running
+    long after the first is done: the deadline stays stopped until both are, then runs
+    again for the wrap's own work."""
+
+    class Both:
+        def __init__(self, *, slow_after: bool) -> None:
+            self.slow_after = slow_after
+
+        async def wrap_model(
+            self,
+            ctx: ModelContext,
+            call_next: Callable[[ModelContext], Awaitable[Outcome[ModelResponse]]],
+            /,
+        ) -> Outcome[ModelResponse]:
+            first = asyncio.ensure_future(call_next(ctx))
+            await asyncio.sleep(FAST)  # the first is running: the deadline is stopped
+            second = await call_next(ctx)
+            await first
+            if self.slow_after:
+                await forever()
+            return second
+
+    for slow_after, overruns in [(False, []), (True, ["wrap_model"])]:
+        op = SlowOperation(FAST * 3, FAST * 8)
+        timed = with_timeout(Both(slow_after=slow_after), FAST * 2, fail="open")
+        result = run(arun_wrap([timed], WRAP_MODEL, MODEL_CTX, op))
+        assert result == Success(ModelResponse("call 2"))
+        assert op.calls == 2
+        assert [r.point for r in timed.timeouts] == overruns
+
+
 def test_a_timed_wrap_nests_with_other_wraps() -> None:
     """A bounded wrap around others (and inside another) keeps the onion and its deadline
     stops for the whole inside."""
@@ -583,6 +635,9 @@ def test_wrap_tool_closed_gives_a_failure() -> None:
     async def tool(ctx: ToolContext) -> Outcome[ToolResult]:
         return Success(ToolResult("2"))
 
-    timed = with_timeout(Slowly(), FAST, fail="closed")
+    slowly = Slowly()
+    timed = with_timeout(slowly, FAST, fail="closed")
     result = run(arun_wrap([timed], WRAP_TOOL, TOOL_CTX, tool))
     assert isinstance(result.failure(), HookTimeout)
+    assert (result.failure().callback, result.failure().point) == (slowly, "wrap_tool")
+    assert result.failure().__context__ is None

@@ -474,6 +474,22 @@ def test_the_operations_outcome_is_passed_on_unchecked(
     assert dispatch(mode, callbacks, WRAP, 1, lambda ctx: outcome, trace=trace) is outcome
 
 
+@pytest.mark.parametrize("trace", [None, Trace()], ids=["fast", "traced"])
+def test_an_illegal_result_around_a_replaced_outcome_names_its_wrap(
+    mode: str, kind: str, trace: Trace | None
+) -> None:
+    """An outer wrap's illegal result is refused, naming it, after an inner wrap replaced the
+    outcome."""
+    callbacks = [
+        wrap(mode, kind, "Bad", returning(None)),
+        wrap(mode, kind, "Mid", identity),
+        wrap(mode, kind, "Replace", returning(Success("new"))),
+    ]
+    with pytest.raises(InvalidResult) as raised:
+        dispatch(mode, callbacks, WRAP, 1, Op(), trace=trace)
+    assert raised.value.callback is callbacks[0]
+
+
 def test_call_next_refuses_a_context_of_the_wrong_type(mode: str, kind: str) -> None:
     """``call_next`` given a context that is not the point's raises ``InvalidResult`` into the
     wrap that gave it; nothing inside runs."""
@@ -497,6 +513,7 @@ def test_call_next_refuses_a_context_of_the_wrong_type(mode: str, kind: str) -> 
     )
     assert raised.value.callback is callbacks[0]
     assert raised.value.value == "not an int"
+    assert raised.value.expected == ("int",)
     assert log == []
     assert operation.calls == []
 
@@ -735,9 +752,17 @@ def test_trace_names_the_wrap_at_fault_for_invalid_result(mode: str, kind: str, 
     body = returning(None) if fault == "result" else wrong_context
     trace = Trace()
     callbacks = [wrap(mode, kind, "Outer", identity), wrap(mode, kind, "Bad", body)]
-    with pytest.raises(InvalidResult):
+    with pytest.raises(InvalidResult) as raised:
         dispatch(mode, callbacks, WRAP, 1, Op(), trace=trace)
     assert trace.callback is callbacks[1]
+    assert raised.value.callback is callbacks[1]
+    assert raised.value.value == (None if fault == "result" else "text")
+    problem = (
+        "returned NoneType (None); expected Success[str] or Failure[Exception]"
+        if fault == "result"
+        else "passed call_next str 'text'; expected int"
+    )
+    assert str(raised.value) == f"{described(kind, 'Bad')}.wrap_probe {problem}"
 
 
 def test_a_traced_dispatch_gives_what_an_untraced_one_does(mode: str, kind: str) -> None:
