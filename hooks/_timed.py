@@ -209,12 +209,17 @@ class _Paused:
         self.deadline = deadline
         self._call_next = call_next
         self.active = 0  # call_next calls running (a wrap may run several at once)
-        self.remaining: float | None = None  # the deadline's time left when it stopped
+        self.remaining = 0.0  # the deadline's time left when it stopped
         self.done = False  # the wrap returned: its deadline is gone
         self.last: object = _UNSET  # what call_next last gave back
 
     async def call_next(self, ctx: object, /) -> object:
-        """The wrap's ``call_next``, run without its deadline."""
+        """The wrap's ``call_next``, run without its deadline.
+
+        The deadline stops when the first of the running calls starts and goes on when
+        the last one ends -- unless it has passed or the wrap has returned meanwhile
+        (both for good: the one that starts the calls is the one that ends them).
+        """
         self.active += 1
         if self.active == 1 and self._running():
             when = self.deadline.when()
@@ -225,13 +230,13 @@ class _Paused:
             outcome = await self._call_next(ctx)
         finally:
             self.active -= 1
-            if self.active == 0 and self.remaining is not None and self._running():
+            if self.active == 0 and self._running():
                 self.deadline.reschedule(asyncio.get_running_loop().time() + self.remaining)
-                self.remaining = None
         self.last = outcome
         return outcome
 
     def _running(self) -> bool:
+        """Whether the deadline can still be moved: it has not passed, the wrap is running."""
         return not self.done and not self.deadline.expired()
 
 

@@ -516,6 +516,7 @@ class Around:
         outcome: Outcome[ModelResponse] = Failure(ValueError("never called"))
         for _ in range(self.calls):
             outcome = await call_next(ctx)
+            await asyncio.sleep(0)  # some work of its own, well within the deadline
         if self.after:
             await forever()
         return outcome
@@ -606,6 +607,29 @@ def test_a_wraps_deadline_stops_while_any_call_next_runs() -> None:
         assert result == Success(ModelResponse("call 2"))
         assert op.calls == 2
         assert [r.point for r in timed.timeouts] == overruns
+
+
+def test_a_timed_wraps_call_next_works_after_the_wrap_returned() -> None:
+    """A ``call_next`` kept by a wrap and called after it returned runs, deadline or not."""
+    kept: list[Callable[[ModelContext], Awaitable[Outcome[ModelResponse]]]] = []
+
+    class Keeps:
+        async def wrap_model(
+            self,
+            ctx: ModelContext,
+            call_next: Callable[[ModelContext], Awaitable[Outcome[ModelResponse]]],
+            /,
+        ) -> Outcome[ModelResponse]:
+            kept.append(call_next)
+            return await call_next(ctx)
+
+    async def main() -> Outcome[ModelResponse]:
+        op = SlowOperation(0)
+        timed = with_timeout(Keeps(), 1.0, fail="closed")
+        await arun_wrap([timed], WRAP_MODEL, MODEL_CTX, op)
+        return await kept[0](MODEL_CTX)
+
+    assert run(main()) == Success(ModelResponse("call 2"))
 
 
 def test_a_timed_wrap_nests_with_other_wraps() -> None:
