@@ -1,14 +1,21 @@
-"""Retry and fallback handlers written as a module: the module itself is the callback.
+"""Retry and fallback handlers: written as a module, then the ready-made ones.
 
 ``on_model_error`` and ``on_tool_error`` are plain functions at module level; ``main``
 passes this module as a callback (``runner.run(..., callbacks=[handlers])``) and mypy
 checks it against ``hooks.OnModelError`` and ``hooks.OnToolError`` (end of the file).
 
-Three runs, one per answer an error hook can give:
+Three runs with this module, one per answer an error hook can give:
 
 1. the model times out once: ``Retry``, and the second attempt answers;
 2. a tool keeps failing: ``Retry`` while attempts remain, then ``Fallback``;
 3. the model's API key was revoked: passed on as ``Failure``, so ``run()`` raises it.
+
+And one with the handlers ``runner`` ships, ``[RetryTransient(), FallbackModel(backup)]``:
+
+4. the provider keeps answering 429 with ``Retry-After``: ``RetryTransient`` waits what
+   it asks while attempts remain, then passes the error on, and ``FallbackModel``
+   answers from the backup model. The error is any exception with a ``status_code`` and
+   headers, as every provider SDK raises them: nothing provider-specific is imported.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from hooks import (
     ToolContext,
     ToolResult,
 )
-from runner import Agent, RetryPolicy, Rule, Runner, ScriptedModel
+from runner import Agent, FallbackModel, RetryPolicy, RetryTransient, Rule, Runner, ScriptedModel
 
 RETRY: Final = RetryPolicy(max_attempts=3, base_delay=0.001)
 TRANSIENT: Final = (ConnectionError, TimeoutError)
@@ -61,7 +68,17 @@ def on_tool_error(
     return Fallback(ToolResult(f"{ctx.call.name} is unavailable; answer without it"))
 
 
-# -- the three runs
+# -- the four runs
+
+
+class RateLimited(Exception):
+    """A provider's 429 as its SDK would raise it: an HTTP status and the response headers."""
+
+    status_code = 429
+
+    def __init__(self) -> None:
+        super().__init__("429 Too Many Requests")
+        self.headers = {"Retry-After-Ms": "5"}  # the server asks for 5 ms
 
 
 def search(query: str) -> str:
@@ -80,11 +97,19 @@ class Report:
     error: Exception | None = None
 
 
-def run_case(title: str, model: ScriptedModel, tools: Sequence[object] = ()) -> Report:
-    """Ask the assistant one question with this module's handlers; report what happened."""
-    handlers = sys.modules[__name__]  # this very module, whatever name it runs under
+def run_case(
+    title: str,
+    model: ScriptedModel,
+    tools: Sequence[object] = (),
+    handlers: Sequence[object] = (),
+) -> Report:
+    """Ask the assistant one question with ``handlers``; report what happened.
+
+    The handlers are this module's unless others are given.
+    """
+    handlers = handlers or [sys.modules[__name__]]  # this very module, whatever its name
     seen: list[HookEvent] = []
-    callbacks = [handlers, hooks.observing(seen.append)]
+    callbacks = [*handlers, hooks.observing(seen.append)]
     with Runner(Agent("assistant", model, tools=tools), retry=RETRY) as runner:
         try:
             answer = runner.run("search for hookline", callbacks=callbacks).output
@@ -98,7 +123,7 @@ def _handled(events: list[HookEvent]) -> tuple[HookEvent, ...]:
 
 
 def run_cases() -> list[Report]:
-    """The three runs of the module docstring, in order."""
+    """The four runs of the module docstring, in order."""
     answers_from_tool = Rule(r".*", on="tool", reply="Search said: {content}.")
     return [
         run_case(
@@ -119,18 +144,28 @@ def run_cases() -> list[Report]:
             "the model's API key was revoked",
             ScriptedModel([PermissionError("API key revoked")]),
         ),
+        run_case(
+            "the provider keeps rate-limiting (ready-made handlers)",
+            ScriptedModel([RateLimited(), RateLimited(), RateLimited()]),
+            handlers=[
+                RetryTransient(),
+                FallbackModel(ScriptedModel(["The backup model says: hookline is a hook system."])),
+            ],
+        ),
     ]
 
 
 def main() -> None:
-    """Run the three cases and print what each error hook decided."""
-    print(f"error handlers: this module is the callback ({RETRY.max_attempts} attempts per call)")
+    """Run the four cases and print what each error hook decided."""
+    print(f"error handlers: {RETRY.max_attempts} attempts per call")
     for number, report in enumerate(run_cases(), 1):
         print(f"\n{number}. {report.title}")
         for event in report.handled:
             why = f"  {type(event.error).__name__}" if event.error is not None else ""
+            by = f" by {event.callback}" if event.callback is not None else ""
             print(
-                f"   {event.point} {event.tool or 'model'} #{event.attempt} -> {event.outcome}{why}"
+                f"   {event.point} {event.tool or 'model'} #{event.attempt}"
+                f" -> {event.outcome}{by}{why}"
             )
         if report.error is not None:
             print(f"   run() raised {type(report.error).__name__}: {report.error}")

@@ -60,21 +60,25 @@ from runner._events import (
     ToolResultEvent,
     UserMessageEvent,
 )
+from runner._handlers import AsyncFallbackModel, FallbackModel, RetryTransient
 from runner._history import Transcript
 from runner._model import AsyncModel, Model, Rule, ScriptedModel, ScriptItem
 from runner._retry import RetryPolicy
 from runner._runner import Runner
 from runner._sessions import InMemorySessions, Session, SessionStore
 from runner._tools import AsyncTool, FunctionTool, Tool, as_tool
+from runner._transient import is_transient, retry_after
 
 __all__ = [
     "Agent",
     "AgentContext",
+    "AsyncFallbackModel",
     "AsyncModel",
     "AsyncTool",
     "ErrorEvent",
     "Event",
     "FallbackEvent",
+    "FallbackModel",
     "FunctionTool",
     "HookEvent",
     "InMemorySessions",
@@ -90,6 +94,7 @@ __all__ = [
     "Operation",
     "RetryEvent",
     "RetryPolicy",
+    "RetryTransient",
     "Rule",
     "RunResult",
     "RunStatus",
@@ -119,5 +124,7 @@ __all__ = [
     "Usage",
     "UserMessageEvent",
     "as_tool",
+    "is_transient",
     "observing",
+    "retry_after",
 ]

@@ -112,7 +112,7 @@ def test_quickstart_runs_as_a_module() -> None:
 
 def test_error_handlers_retry_fallback_and_failure() -> None:
     """The handlers retry the model, fall back for the tool, and pass a permanent error on."""
-    timeout, failing_tool, revoked = error_handlers.run_cases()
+    timeout, failing_tool, revoked, _ = error_handlers.run_cases()
     assert [(e.point, e.attempt, e.outcome) for e in timeout.handled] == [
         ("on_model_error", 1, "retry")
     ]
@@ -128,12 +128,25 @@ def test_error_handlers_retry_fallback_and_failure() -> None:
     assert revoked.answer is None
 
 
+def test_error_handlers_ready_made_retry_then_fall_back() -> None:
+    """RetryTransient retries the 429s while attempts remain, then FallbackModel answers."""
+    rate_limited = error_handlers.run_cases()[3]
+    assert [(e.attempt, e.outcome, e.callback) for e in rate_limited.handled] == [
+        (1, "retry", "RetryTransient instance"),
+        (2, "retry", "RetryTransient instance"),
+        (3, "fallback", "FallbackModel instance"),
+    ]
+    assert {type(e.error) for e in rate_limited.handled} == {error_handlers.RateLimited}
+    assert rate_limited.answer == "The backup model says: hookline is a hook system."
+
+
 def test_error_handlers_main_prints_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
     """main() prints one block per case, ending in the answer or the raised error."""
     error_handlers.main()
     out = capsys.readouterr().out
     assert "on_tool_error search #3 -> fallback" in out
     assert "run() raised PermissionError: API key revoked" in out
+    assert "on_model_error model #3 -> fallback by FallbackModel instance  RateLimited" in out
 
 
 def test_typed_callbacks_refuse_cut_and_stop() -> None:

@@ -16,11 +16,13 @@ import runner
 EXPORTED = [
     "Agent",
     "AgentContext",
+    "AsyncFallbackModel",
     "AsyncModel",
     "AsyncTool",
     "ErrorEvent",
     "Event",
     "FallbackEvent",
+    "FallbackModel",
     "FunctionTool",
     "HookEvent",
     "InMemorySessions",
@@ -36,6 +38,7 @@ EXPORTED = [
     "Operation",
     "RetryEvent",
     "RetryPolicy",
+    "RetryTransient",
     "Rule",
     "RunResult",
     "RunStatus",
@@ -65,7 +68,9 @@ EXPORTED = [
     "Usage",
     "UserMessageEvent",
     "as_tool",
+    "is_transient",
     "observing",
+    "retry_after",
 ]
 
 # Names runner re-exports from hooks, so a program can import from runner alone.
