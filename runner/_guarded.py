@@ -43,6 +43,7 @@ from hooks import (
     Success,
     ToolContext,
     ToolResult,
+    Usage,
     WrapPoint,
 )
 from runner._events import (
@@ -165,6 +166,9 @@ async def _attempts(
                     return halt, ctx
             case Fallback(value):
                 record.add(FallbackEvent(*plan.here(), operation=op.name, attempt=ctx.attempt))
+                usage: object = getattr(value, "usage", None)  # a model's answer has one
+                if isinstance(usage, Usage):
+                    settings.meter.add(usage)  # a backup model's answer was paid for
                 return Success(value), ctx
             case Failure() as failure:
                 return failure, ctx

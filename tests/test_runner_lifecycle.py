@@ -647,3 +647,15 @@ def test_a_model_with_agenerate_is_awaited_in_async_runs_and_called_in_sync_ones
         assert runner.run("hi").output == "sync"
         assert asyncio.run(runner.run_async("hi")).output == "async"
     assert model.used == [threading.current_thread().name, "agenerate"]
+
+
+def test_a_fallback_answers_usage_counts_in_the_run() -> None:
+    """A backup model's answer, given as a ``Fallback``, was paid for: its tokens count."""
+    from runner import FallbackModel
+
+    backup = ScriptedModel([ModelResponse("backup", usage=Usage(7, 3))])
+    primary = ScriptedModel([ConnectionError("down")])
+    with Runner(Agent("assistant", primary), retry=RetryPolicy(max_attempts=1)) as runner:
+        result = runner.run("hi", callbacks=[FallbackModel(backup)])
+    assert result.output == "backup"
+    assert result.usage == Usage(7, 3)
