@@ -38,6 +38,7 @@ from hooks import (
     ToolResult,
 )
 from runner._agent import Agent
+from runner._arguments import UnparsedArguments
 from runner._errors import MaxStepsExceeded, ToolArgumentsError, UnknownToolError
 from runner._events import (
     ErrorEvent,
@@ -278,6 +279,8 @@ class Run:
         tool = agent.tools.get(call.name)
         if tool is None:
             return Failure(UnknownToolError(call.name, tuple(agent.tools)))
+        if isinstance(call.args, UnparsedArguments):  # the model's text was no JSON object
+            return Failure(ToolArgumentsError(call.name, call.args.raw, call.args.problem))
         if not isinstance(tool, Agent):
             return await call_tool(self.settings, tool, agent.tool_is_async[call.name], call.args)
         request = _request_of(call.args)
