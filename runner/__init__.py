@@ -63,6 +63,7 @@ from runner._events import (
 from runner._handlers import AsyncFallbackModel, FallbackModel, RetryTransient
 from runner._history import Transcript
 from runner._model import AsyncModel, Model, Rule, ScriptedModel, ScriptItem
+from runner._openai import OpenAIChatModel
 from runner._retry import RetryPolicy
 from runner._runner import Runner
 from runner._sessions import InMemorySessions, Session, SessionStore
@@ -91,6 +92,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ModelResponseEvent",
+    "OpenAIChatModel",
     "Operation",
     "RetryEvent",
     "RetryPolicy",

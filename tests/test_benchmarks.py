@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import dispatch, runner
+from benchmarks import dispatch, openai_adapter, runner
 
 
 def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -25,4 +25,13 @@ def test_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "agent->model" in out
     assert "model->tool->model" in out
+    assert "targets:" in out
+
+
+def test_openai_adapter_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The adapter benchmark checks both contenders send one body, then reports its targets."""
+    assert openai_adapter.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("adapter/sdk") == 2
+    assert "adapter's own work" in out
     assert "targets:" in out

@@ -35,6 +35,7 @@ EXPORTED = [
     "ModelRequest",
     "ModelResponse",
     "ModelResponseEvent",
+    "OpenAIChatModel",
     "Operation",
     "RetryEvent",
     "RetryPolicy",

@@ -1,0 +1,207 @@
+"""A small OpenAI-compatible server for the tests: scripted replies, every request kept.
+
+``OpenAIServer`` serves ``POST /v1/chat/completions`` on 127.0.0.1 (port 0: a free
+one), on its own thread, with HTTP/1.1 keep-alive as real servers do. Each request
+takes the next scripted ``Reply`` (a completion, or an error status with headers); its
+JSON body is kept in ``bodies``, its headers (names in lower case) in ``headers``. The
+script bounds the requests: once it is used up, the server answers 500 and counts the
+request in ``unexpected``, which the ``server`` fixture requires to be 0; past
+``max_requests`` it answers 503 to anything. No request ever leaves the machine.
+
+Not a conftest: a module uses the fixtures by importing them (``server =
+openai_server.server``). The helpers build response bodies as the API reference
+describes them: ``completion``, ``tool_call``, ``error``.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+ENDPOINT = "/v1/chat/completions"
+ENVIRONMENT = (
+    "OPENAI_ADMIN_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_CUSTOM_HEADERS",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: an HTTP status, a JSON body and extra headers."""
+
+    body: Mapping[str, Any]
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+
+
+def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    """A function tool call as a completion carries it: ``arguments`` is JSON text."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def completion(
+    text: str | None = "",
+    *,
+    tool_calls: Sequence[Mapping[str, Any]] = (),
+    finish_reason: str | None = None,
+    usage: Mapping[str, Any] | None = None,
+    model: str = "test-model",
+) -> Reply:
+    """A ``chat.completion`` with one choice (finish reason ``tool_calls`` or ``stop``)."""
+    message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+    if tool_calls:
+        message["tool_calls"] = list(tool_calls)
+    body: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
+            }
+        ],
+    }
+    if usage is not None:
+        body["usage"] = dict(usage)
+    return Reply(body)
+
+
+def error(
+    status: int, message: str, *, kind: str, code: str | None, headers: Mapping[str, str] = {}
+) -> Reply:
+    """An API error: ``{"error": {message, type, param, code}}`` with ``status``."""
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return Reply(body, status, dict(headers))
+
+
+class OpenAIServer:
+    """A Chat Completions endpoint on 127.0.0.1 that answers from a script.
+
+    ``url`` is the base URL to give a client (``http://127.0.0.1:<port>/v1``). Use it
+    as a context manager; ``script(*replies)`` adds answers, ``bodies`` holds the JSON
+    of every request received, in order. ``always``, if given, answers every request
+    once the script is used up (benchmarks); ``max_requests`` still bounds them.
+    """
+
+    def __init__(self, *, max_requests: int = 50, always: Reply | None = None) -> None:
+        self.max_requests = max_requests
+        self.always = always
+        self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
+        self.unexpected = 0
+        self._replies: collections.deque[Reply] = collections.deque()
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The base URL of the API (``.../v1``)."""
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        """Answer the next requests with ``replies``, in order."""
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        """How many scripted replies are still unanswered."""
+        with self._lock:
+            return len(self._replies)
+
+    def take(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
+        """Keep the request and give the next reply (500 when the script is used up)."""
+        with self._lock:
+            self.paths.append(path)
+            self.headers.append(headers)
+            self.bodies.append(body)
+            if len(self.bodies) > self.max_requests:
+                self.unexpected += 1
+                return error(503, "too many requests for a test", kind="server_error", code=None)
+            if path != ENDPOINT:
+                self.unexpected += 1
+                return error(404, f"no route {path}", kind="invalid_request_error", code=None)
+            if self._replies:
+                return self._replies.popleft()
+            if self.always is not None:
+                return self.always
+            self.unexpected += 1
+        return error(500, "the test server's script is used up", kind="server_error", code=None)
+
+    def _serve(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.01)  # shutdown waits one poll at most
+
+    def __enter__(self) -> OpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as a real server
+        disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms ACK waits
+        timeout = 10  # an idle kept-alive connection frees its thread after this
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"null")
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            reply = server.take(self.path, headers, body)
+            data = json.dumps(reply.body).encode()
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # `format`: the base's name
+            """Quiet: the tests read ``bodies``, not a log."""
+
+    return Handler
+
+
+def forget_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset every ``OPENAI_*`` setting a client reads, for the rest of the test."""
+    for name in ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``OPENAI_*`` setting of the machine running the tests reaches a client."""
+    forget_environment(monkeypatch)
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
+    """A running ``OpenAIServer`` (and a clean environment), stopped after the test; it must
+    see no unexpected request."""
+    forget_environment(monkeypatch)
+    with OpenAIServer() as running:
+        yield running
+    assert running.unexpected == 0, f"requests beyond the script: {running.paths}"
