@@ -249,7 +249,7 @@ def timed_class(shape: Shape) -> type[TimedCallback]:
     with _lock:
         cls = _classes.get(shape)
         if cls is None:
-            namespace: dict[str, object] = {"__slots__": (), "__module__": __name__}
+            namespace: dict[str, object] = {"__slots__": ()}  # (its module: this one)
             for name, kind, flag in shape:
                 method = _MAKERS[kind](name, flag)
                 method.__name__ = name

@@ -103,20 +103,28 @@ class Slow:
 
 
 class Prompt:
-    """A callback whose hooks answer at once, each with a result of its own."""
+    """A callback whose hooks answer at once, each with a result of its own, recording what
+    they were given."""
+
+    def __init__(self) -> None:
+        self.given: list[tuple[object, ...]] = []
 
     async def before_model(self, ctx: ModelContext, /) -> object:
+        self.given.append((ctx,))
         return Halt(RESPONSE)
 
     async def after_model(self, outcome: object, ctx: ModelContext, /) -> object:
+        self.given.append((outcome, ctx))
         return Success(ModelResponse("after"))
 
     async def on_model_error(self, failure: object, ctx: ModelContext, /) -> object:
+        self.given.append((failure, ctx))
         return Fallback(RESPONSE)
 
     async def wrap_model(
         self, ctx: ModelContext, call_next: Callable[[ModelContext], Awaitable[object]], /
     ) -> object:
+        self.given.append((ctx,))
         await call_next(ctx)
         return Success(ModelResponse("wrapped"))
 
@@ -151,6 +159,7 @@ def test_the_wrapper_has_exactly_the_hook_methods_of_the_callback() -> None:
 
     class Guard:
         limit = 3
+        before_limit = 3  # hook-shaped, but data: not a hook
 
         async def before_tool(self, ctx: ToolContext, /) -> object:
             return Cont(ctx)
@@ -171,6 +180,19 @@ def test_the_wrapper_has_exactly_the_hook_methods_of_the_callback() -> None:
     assert len(compiled.methods(BEFORE_TOOL)) == 1
     assert len(compiled.methods(WRAP_MODEL)) == 1
     assert compiled.methods(AFTER_TOOL) == ()
+
+
+def test_wrappers_of_one_shape_share_one_documented_slotted_class() -> None:
+    """Two callbacks with the same hook methods get wrappers of one class: ``TimedCallback``
+    by name, in ``hooks._timed``, documented, without a ``__dict__``."""
+    first = with_timeout(Slow(), 1.0, fail="open")
+    second = with_timeout(Slow(), 2.0, fail="closed")
+    cls = type(first)
+    assert type(second) is cls
+    assert cls is not TimedCallback
+    assert (cls.__name__, cls.__module__) == ("TimedCallback", "hooks._timed")
+    assert cls.__doc__ == TimedCallback.__doc__
+    assert not hasattr(first, "__dict__")
 
 
 def test_the_wrapper_keeps_its_settings() -> None:
@@ -304,8 +326,10 @@ def test_seconds_must_be_above_zero_and_finite(seconds: float) -> None:
 @pytest.mark.parametrize("seconds", ["1", True, None])
 def test_seconds_must_be_a_number(seconds: Any) -> None:
     """``seconds`` is an int or a float (a bool is neither here)."""
-    with pytest.raises(TypeError, match="seconds must be an int or float"):
+    with pytest.raises(TypeError) as raised:
         with_timeout(Slow(), seconds, fail="closed")
+    name = type(seconds).__name__
+    assert str(raised.value) == f"with_timeout: seconds must be an int or float, got {name}"
 
 
 def test_fail_is_required_and_checked() -> None:
@@ -327,14 +351,17 @@ def test_sync_dispatch_refuses_the_wrapper() -> None:
 
 @pytest.mark.parametrize("fail", ["closed", "open"])
 def test_a_prompt_hook_answers_as_itself(fail: Any) -> None:
-    """A hook within its deadline gives its own result, whatever ``fail`` says."""
-    timed = with_timeout(Prompt(), 1.0, fail=fail)
+    """A hook within its deadline is given what the wrapper was and gives its own result,
+    whatever ``fail`` says."""
+    prompt = Prompt()
+    timed = with_timeout(prompt, 1.0, fail=fail)
+    outcome: Outcome[ModelResponse] = Success(RESPONSE)
     failure: Failure[Exception] = Failure(ValueError("x"))
 
     async def main() -> list[object]:
         return [
             await arun_before([timed], BEFORE_MODEL, MODEL_CTX),
-            await arun_after([timed], AFTER_MODEL, Success(RESPONSE), MODEL_CTX),
+            await arun_after([timed], AFTER_MODEL, outcome, MODEL_CTX),
             await arun_on_error([timed], ON_MODEL_ERROR, failure, MODEL_CTX),
             await arun_wrap([timed], WRAP_MODEL, MODEL_CTX, operation),
         ]
@@ -345,6 +372,10 @@ def test_a_prompt_hook_answers_as_itself(fail: Any) -> None:
         Fallback(RESPONSE),
         Success(ModelResponse("wrapped")),
     ]
+    expected = [(MODEL_CTX,), (outcome, MODEL_CTX), (failure, MODEL_CTX), (MODEL_CTX,)]
+    assert [list(map(id, args)) for args in prompt.given] == [
+        list(map(id, args)) for args in expected
+    ]  # the very objects
     assert timed.timeouts == []
 
 
@@ -478,11 +509,16 @@ def test_open_skips_each_kind_of_hook_and_records_it(caplog: pytest.LogCaptureFi
     assert {r.name for r in caplog.records} == {"hooks"}
 
 
-def test_closed_overruns_are_recorded_too() -> None:
-    """A refused operation is recorded as well, with ``fail="closed"``."""
+def test_closed_overruns_are_recorded_and_logged_too(caplog: pytest.LogCaptureFixture) -> None:
+    """A refused operation is recorded and logged as well, with ``fail="closed"``."""
     timed = with_timeout(Slow(), FAST, fail="closed")
-    run(arun_before([timed], BEFORE_TOOL, TOOL_CTX))
+    with caplog.at_level(logging.WARNING, logger="hooks"):
+        run(arun_before([timed], BEFORE_TOOL, TOOL_CTX))
     assert [(r.point, r.fail) for r in timed.timeouts] == [("before_tool", "closed")]
+    assert [r.getMessage() for r in caplog.records] == [
+        "before_tool of Slow instance timed out after 0.01s; fail='closed': "
+        "the operation is refused"
+    ]
 
 
 def test_the_trace_names_the_wrapper() -> None:

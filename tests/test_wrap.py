@@ -172,6 +172,13 @@ def raising(exc: BaseException) -> Body:
     return body
 
 
+def stale_trace() -> Trace:
+    """A trace still naming the callback of an earlier dispatch."""
+    trace = Trace()
+    trace.callback = "stale"
+    return trace
+
+
 # -- dispatching ------------------------------------------------------------------------
 
 
@@ -475,15 +482,21 @@ def test_the_operations_outcome_is_passed_on_unchecked(
 
 
 @pytest.mark.parametrize("trace", [None, Trace()], ids=["fast", "traced"])
+@pytest.mark.parametrize("replaced", [Success("new"), Failure(Boom("new"))], ids=repr)
 def test_an_illegal_result_around_a_replaced_outcome_names_its_wrap(
-    mode: str, kind: str, trace: Trace | None
+    mode: str, kind: str, trace: Trace | None, replaced: Outcome[str]
 ) -> None:
     """An outer wrap's illegal result is refused, naming it, after an inner wrap replaced the
-    outcome."""
+    outcome (with a success or a failure)."""
+
+    async def bad(ctx: int, call_next: CallNext) -> Any:
+        await call_next(ctx)
+        return None
+
     callbacks = [
-        wrap(mode, kind, "Bad", returning(None)),
+        wrap(mode, kind, "Bad", bad),
         wrap(mode, kind, "Mid", identity),
-        wrap(mode, kind, "Replace", returning(Success("new"))),
+        wrap(mode, kind, "Replace", returning(replaced)),
     ]
     with pytest.raises(InvalidResult) as raised:
         dispatch(mode, callbacks, WRAP, 1, Op(), trace=trace)
@@ -568,8 +581,10 @@ def test_sync_dispatch_refuses_an_async_wrap(kind: str) -> None:
         wrap("sync", kind, "Sync", logging_wrap(log, "Sync")),
         wrap("async", kind, "Async", identity),
     ]
+    trace = stale_trace()
     with pytest.raises(InvalidCallbacks, match="is async; sync dispatch cannot await it") as raised:
-        run_wrap(callbacks, WRAP, 1, operation, trace=Trace())
+        run_wrap(callbacks, WRAP, 1, operation, trace=trace)
+    assert trace.callback is None
     assert raised.value.callback is callbacks[1]
     assert log == []
     assert operation.calls == []
@@ -589,8 +604,11 @@ def test_async_dispatch_refuses_a_plain_wrap(kind: str) -> None:
         wrap("async", kind, "Async", logging_wrap(log, "Async")),
         wrap("sync", kind, "Plain", identity),
     ]
+    trace = stale_trace()
     with pytest.raises(InvalidCallbacks) as raised:
-        asyncio.run(arun_wrap(callbacks, WRAP, 1, operation))
+        asyncio.run(arun_wrap(callbacks, WRAP, 1, operation, trace=trace))
+    assert trace.callback is None
+    assert raised.value.attribute == "wrap_probe"
     assert str(raised.value) == (
         f"{described(kind, 'Plain')}.wrap_probe is a plain def; wrap hooks in async dispatch "
         "must be async def (call_next is awaited): see AsyncWrapModel / AsyncWrapTool"
@@ -656,8 +674,7 @@ def test_a_sync_wrap_may_call_next_from_another_thread() -> None:
 
 def test_trace_is_none_when_every_wrap_passes_the_outcome_on(mode: str, kind: str) -> None:
     """No wrap changed the outcome: the trace names nobody (and is reset first)."""
-    trace = Trace()
-    trace.callback = "stale"
+    trace = stale_trace()
     callbacks = [wrap(mode, kind, name, identity) for name in "AB"]
     assert dispatch(mode, callbacks, WRAP, 1, Op(), trace=trace) == Success("1")
     assert trace.callback is None
@@ -749,16 +766,16 @@ def test_trace_names_the_wrap_at_fault_for_invalid_result(mode: str, kind: str, 
     async def wrong_context(ctx: int, call_next: CallNext) -> Any:
         return await call_next("text")
 
-    body = returning(None) if fault == "result" else wrong_context
+    body = returning("bare") if fault == "result" else wrong_context
     trace = Trace()
     callbacks = [wrap(mode, kind, "Outer", identity), wrap(mode, kind, "Bad", body)]
     with pytest.raises(InvalidResult) as raised:
         dispatch(mode, callbacks, WRAP, 1, Op(), trace=trace)
     assert trace.callback is callbacks[1]
     assert raised.value.callback is callbacks[1]
-    assert raised.value.value == (None if fault == "result" else "text")
+    assert raised.value.value == ("bare" if fault == "result" else "text")
     problem = (
-        "returned NoneType (None); expected Success[str] or Failure[Exception]"
+        "returned str ('bare'); expected Success[str] or Failure[Exception]"
         if fault == "result"
         else "passed call_next str 'text'; expected int"
     )
@@ -842,10 +859,29 @@ def test_continue_on_error_keeps_what_call_next_gave_a_raising_wrap(mode: str, k
 def test_continue_on_error_steps_over_an_illegal_result(mode: str, kind: str) -> None:
     """An illegal result counts as a raised ``InvalidResult``: stepped over, raised at the end."""
     operation = Op()
-    callbacks = [wrap(mode, kind, "Outer", identity), wrap(mode, kind, "Bad", returning(None))]
+    callbacks = [wrap(mode, kind, "Outer", identity), wrap(mode, kind, "Bad", returning("bare"))]
     policy = DispatchPolicy(continue_on_error=True)
-    with pytest.raises(InvalidResult):
+    with pytest.raises(InvalidResult) as raised:
         dispatch(mode, callbacks, WRAP, 1, operation, policy=policy)
+    assert (raised.value.callback, raised.value.value) == (callbacks[1], "bare")
+    assert operation.calls == [1]
+
+
+def test_continue_on_error_steps_over_two_raising_wraps_running_once(mode: str, kind: str) -> None:
+    """An outer wrap raising after ``call_next`` and an inner one raising before it: both are
+    stepped over and the operation runs once; the first error raised is the inner one's."""
+    operation = Op()
+    first = Boom("inner, first")
+
+    async def raise_after(ctx: int, call_next: CallNext) -> Any:
+        await call_next(ctx)
+        raise Boom("outer, second")
+
+    callbacks = [wrap(mode, kind, "After", raise_after), wrap(mode, kind, "I", raising(first))]
+    policy = DispatchPolicy(continue_on_error=True)
+    with pytest.raises(Boom) as raised:
+        dispatch(mode, callbacks, WRAP, 1, operation, policy=policy)
+    assert raised.value is first
     assert operation.calls == [1]
 
 
