@@ -13,6 +13,7 @@ then its model and tool calls), with its outcome tag, attempt and duration:
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from collections import defaultdict, deque
 from collections.abc import Callable
@@ -39,6 +40,7 @@ from hooks import (
 )
 from runner import (
     Agent,
+    Model,
     ModelResponseEvent,
     RetryPolicy,
     Rule,
@@ -131,6 +133,25 @@ class Audit(hooks.OnEvent):
         self.events.append(event)
 
 
+def model_from_env() -> Model:
+    """The demo's model: ``ScriptedModel`` offline, or the one ``HOOKLINE_MODEL`` names.
+
+    ``HOOKLINE_MODEL=openai:gpt-4o-mini`` talks to OpenAI (``OPENAI_API_KEY``); with
+    ``OPENAI_BASE_URL`` it talks to any server speaking the Chat Completions format:
+    ``http://localhost:11434/v1`` (Ollama), ``http://localhost:8000/v1`` (vLLM).
+    """
+    spec = os.environ.get("HOOKLINE_MODEL", "")
+    if not spec:
+        return assistant_model()
+    provider, _, name = spec.partition(":")
+    if provider != "openai" or not name:
+        msg = f"HOOKLINE_MODEL must look like 'openai:<model name>', got {spec!r}"
+        raise SystemExit(msg)
+    from runner import OpenAIChatModel  # the extra is imported only when asked for
+
+    return OpenAIChatModel(name)
+
+
 def assistant_model() -> ScriptedModel:
     """A stand-in for a real model: rules over the last user message or tool result."""
     return ScriptedModel(
@@ -165,12 +186,12 @@ class Demo:
     """The demo's turns, and the model (whose ``requests`` show what it really received)."""
 
     turns: tuple[Turn, ...]
-    model: ScriptedModel
+    model: Model
 
 
-def run_demo() -> Demo:
-    """Send ``MESSAGES`` to the assistant in one session; return every turn."""
-    model = assistant_model()
+def run_demo(model: Model | None = None) -> Demo:
+    """Send ``MESSAGES`` to the assistant (scripted by default) in one session."""
+    model = assistant_model() if model is None else model
     # The agent's own callbacks apply to it alone; the runner's apply to every agent.
     agent = Agent("assistant", model, tools=[add, flaky_weather()], callbacks=[RedactEmails()])
     retry = RetryPolicy(max_attempts=3, base_delay=0.01)
@@ -248,7 +269,7 @@ def _call(call: ToolCall) -> str:
 
 def main() -> None:
     """Run the demo and print its trace."""
-    demo = run_demo()
+    demo = run_demo(model_from_env())
     print("hookline quickstart -- Guard, RetryTransient (runner), RedactEmails (agent), Audit")
     print(
         "each line: hook point, what it guards (model or tool, #n = the call's attempt from 1), "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,17 @@ from pathlib import Path
 import pytest
 
 from examples import custom_point, error_handlers, quickstart, typed_callbacks, wraps
-from runner import ModelAttemptEvent, ToolAttemptEvent, UserMessageEvent
+from runner import (
+    ModelAttemptEvent,
+    OpenAIChatModel,
+    ScriptedModel,
+    ToolAttemptEvent,
+    UserMessageEvent,
+)
+from tests import openai_server
+from tests.openai_server import OpenAIServer, completion, tool_call
+
+server = openai_server.server
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,12 +74,14 @@ def test_quickstart_retries_the_flaky_tool(demo: quickstart.Demo) -> None:
 def test_quickstart_guard_halts_before_any_model_call(demo: quickstart.Demo) -> None:
     """The request for a password halts at before_agent and never reaches the model."""
     assert _outcomes(demo.turns[2]) == [("before_agent", None, 1, "halt")]
+    assert isinstance(demo.model, ScriptedModel)
     last_user_messages = [request.messages[-1].content for request in demo.model.requests]
     assert not any("password" in content for content in last_user_messages)
 
 
 def test_quickstart_model_never_sees_an_email(demo: quickstart.Demo) -> None:
     """Every request the model received has its email addresses redacted."""
+    assert isinstance(demo.model, ScriptedModel)
     contents = [m.content for request in demo.model.requests for m in request.messages]
     assert "send the notes to <email>" in contents
     assert not any("@" in content for content in contents)
@@ -232,3 +245,44 @@ def test_wraps_main_prints_what_each_wrap_did(capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert "cache hits: 1" in out
     assert "answer: Please note: It is 16." in out
+
+
+def test_quickstart_takes_its_model_from_hookline_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset: the scripted model; a malformed HOOKLINE_MODEL is refused with the format."""
+    monkeypatch.delenv("HOOKLINE_MODEL", raising=False)
+    assert isinstance(quickstart.model_from_env(), ScriptedModel)
+    monkeypatch.setenv("HOOKLINE_MODEL", "gpt-4o-mini")
+    with pytest.raises(SystemExit, match="openai:<model name>"):
+        quickstart.model_from_env()
+
+
+def test_quickstart_runs_against_a_real_model_server(
+    monkeypatch: pytest.MonkeyPatch, server: OpenAIServer
+) -> None:
+    """With HOOKLINE_MODEL and OPENAI_BASE_URL set, the quickstart talks to that server:
+    the same callbacks fire, and the redacted email never goes over the wire."""
+    server.script(
+        completion(tool_calls=[tool_call("c1", "add", '{"a": 2, "b": 3}')]),
+        completion("It is 5."),
+        completion(tool_calls=[tool_call("c2", "weather", '{"city": "Paris"}')]),
+        completion("Rainy in Paris."),
+        completion("Sent."),
+    )
+    monkeypatch.setenv("HOOKLINE_MODEL", "openai:test-model")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    model = quickstart.model_from_env()
+    assert isinstance(model, OpenAIChatModel)
+    try:
+        demo = quickstart.run_demo(model)
+    finally:
+        model.close()
+    assert [turn.result.output for turn in demo.turns] == [
+        "It is 5.",
+        "Rainy in Paris.",
+        "I can't help with that.",
+        "Sent.",
+    ]
+    assert len(server.bodies) == 5
+    assert all(body["model"] == "test-model" for body in server.bodies)
+    assert "jane.doe@example.com" not in json.dumps(server.bodies)
+    assert "<email>" in json.dumps(server.bodies[-1])
