@@ -1,10 +1,17 @@
 """Tools: plain functions or objects with ``name`` and ``run(args)``, sync or async.
 
 A function becomes a ``FunctionTool``: its name, its docstring's first paragraph as
-description, and a JSON schema of its parameters, all read once from the signature.
-The model's arguments are checked against that signature before the call; a bad
-call raises ``ToolArgumentsError``, which reaches ``on_tool_error`` like any other
-tool error.
+description, and a JSON schema of its parameters (each described by the docstring's
+``Args:`` or ``:param`` lines, or ``Annotated`` metadata), all read once. The model's
+arguments are checked against that schema before the call, and the function gets the
+checked values; a bad call raises ``ToolArgumentsError``, which reaches
+``on_tool_error`` like any other tool error.
+
+With pydantic installed (``pip install 'hookline[schema]'``), every annotation pydantic
+knows works, schema and check both by ``pydantic.TypeAdapter`` (``runner._pydantic``).
+Without it, ``str``, ``int``, ``float``, ``bool``, ``Any`` and unannotated parameters
+work (``runner._schema``), and any other annotation is an ``ImportError`` naming the
+extra.
 
 Every tool name, a sub-agent's included, follows the providers' rule
 ``^[A-Za-z0-9_-]{1,64}$`` (``check_tool_name``), checked when the tool is made.
@@ -12,16 +19,18 @@ Every tool name, a sub-agent's included, follows the providers' rule
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 import types
-import typing
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol, cast, final, runtime_checkable
 
 from hooks import ToolSpec
 from runner._checks import got
-from runner._errors import ToolArgumentsError
+from runner._docstrings import summary
+from runner._pydantic import ValidatedArguments
+from runner._schema import PlainArguments, params_of
 
 __all__ = ["AsyncTool", "FunctionTool", "Tool", "as_tool", "check_tool_name"]
 
@@ -76,31 +85,11 @@ class AsyncTool(Protocol):
         ...
 
 
-_JSON_TYPES: Final[Mapping[object, str]] = {
-    str: "string",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-    list: "array",
-    tuple: "array",
-    dict: "object",
-}
-# What a JSON value of each schema type may be in Python (int is a number, bool is not).
-_PY_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list, tuple),
-    "object": (dict, Mapping),
-}
-
-
 @final
 class FunctionTool:
     """A plain function (sync or async) as a tool, called with the args as keywords."""
 
-    __slots__ = ("_signature", "_types", "description", "fn", "is_async", "name", "parameters")
+    __slots__ = ("_validate", "description", "fn", "is_async", "name", "parameters")
 
     def __init__(
         self, fn: Callable[..., Any], /, *, name: str | None = None, description: str | None = None
@@ -113,12 +102,12 @@ class FunctionTool:
             if name is None
             else check_tool_name(name, "FunctionTool name")
         )
-        self.description: Final = description or _summary(fn)
+        self.description: Final = description or summary(inspect.getdoc(fn))
         self.is_async: Final = inspect.iscoroutinefunction(fn)
-        self._signature = inspect.signature(fn)
+        signature = inspect.signature(fn)
         required_positional = [
             p.name
-            for p in self._signature.parameters.values()
+            for p in signature.parameters.values()
             if p.kind is p.POSITIONAL_ONLY and p.default is p.empty
         ]
         if required_positional:
@@ -127,30 +116,17 @@ class FunctionTool:
                 f"{required_positional} are positional-only without defaults"
             )
             raise TypeError(msg)
-        self._types = _param_types(fn, self._signature)
-        self.parameters: Final = _schema(self._signature, self._types)
+        arguments = _arguments_of(fn, signature, self.name)
+        self.parameters: Final = arguments.schema
+        self._validate: Final = arguments.validate
 
     def run(self, args: Mapping[str, Any], /) -> Any:
-        """Check ``args`` against the signature, then call the function with them."""
-        self.check(args)
-        return self.fn(**args)
+        """Check ``args`` against the schema, then call the function with the checked values."""
+        return self.fn(**self._validate(args))
 
     def check(self, args: Mapping[str, Any]) -> None:
-        """Raise ``ToolArgumentsError`` unless ``args`` fit the function's signature."""
-        if not isinstance(args, Mapping):
-            raise ToolArgumentsError(self.name, args, "arguments must be a JSON object")
-        try:
-            self._signature.bind(**args)
-        except TypeError as exc:
-            raise ToolArgumentsError(self.name, args, str(exc)) from None
-        for key, value in args.items():
-            json_type = self._types.get(key)
-            if json_type is None:
-                continue
-            allowed = _PY_TYPES[json_type]
-            if not isinstance(value, allowed) or (json_type != "boolean" and type(value) is bool):
-                problem = f"{key!r} must be {json_type}, got {type(value).__name__}"
-                raise ToolArgumentsError(self.name, args, problem)
+        """Raise ``ToolArgumentsError`` unless ``args`` fit the function's parameters."""
+        self._validate(args)
 
     def spec(self) -> ToolSpec:
         """The tool as the model sees it."""
@@ -209,31 +185,13 @@ def _name_of(fn: Callable[..., Any]) -> object:
     return name
 
 
-def _summary(fn: Callable[..., Any]) -> str:
-    doc = inspect.getdoc(fn) or ""
-    return doc.split("\n\n", 1)[0].replace("\n", " ").strip()
-
-
-def _param_types(fn: Callable[..., Any], signature: inspect.Signature) -> dict[str, str]:
+def _arguments_of(
+    fn: Callable[..., Any], signature: inspect.Signature, tool: str
+) -> ValidatedArguments | PlainArguments:
+    """The arguments of ``fn``, a tool named ``tool``: pydantic's if installed, else plain."""
+    params, extra = params_of(fn, signature)
     try:
-        hints = typing.get_type_hints(fn)
-    except (NameError, TypeError):  # unresolvable annotations: no type checks, names only
-        hints = {}
-    types_: dict[str, str] = {}
-    for name in signature.parameters:
-        json_type = _JSON_TYPES.get(typing.get_origin(hints.get(name)) or hints.get(name))
-        if json_type is not None:
-            types_[name] = json_type
-    return types_
-
-
-def _schema(signature: inspect.Signature, types_: Mapping[str, str]) -> dict[str, Any]:
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for name, param in signature.parameters.items():
-        if param.kind in {param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY}:
-            continue
-        properties[name] = {"type": types_[name]} if name in types_ else {}
-        if param.default is param.empty:
-            required.append(name)
-    return {"type": "object", "properties": properties, "required": required}
+        importlib.import_module("pydantic")  # only whether it is installed
+    except ImportError:
+        return PlainArguments(tool, signature, params, extra)
+    return ValidatedArguments(tool, params, extra)

@@ -356,20 +356,27 @@ def test_function_tool_reads_name_description_and_schema() -> None:
         "properties": {
             "query": {"type": "string"},
             "limit": {"type": "integer"},
-            "ratio": {"type": "number"},
-            "exact": {"type": "boolean"},
-            "tags": {"type": "array"},
-            "filters": {},
-            "anything": {},
+            "ratio": {"type": "number", "default": 0.5},
+            "exact": {"type": "boolean", "default": False},
+            "tags": {"type": "array", "items": {"type": "string"}, "default": []},
+            "filters": {
+                "anyOf": [
+                    {"type": "object", "additionalProperties": {"type": "string"}},
+                    {"type": "null"},
+                ],
+                "default": None,
+            },
+            "anything": {"default": None},
         },
         "required": ["query", "limit"],
+        "additionalProperties": False,
     }
     assert tool.spec() == ToolSpec("search", tool.description, tool.parameters)
     assert not tool.is_async
 
 
 def test_function_tool_schema_leaves_out_star_parameters() -> None:
-    """``*args`` and ``**kwargs`` are not in the schema; extra keywords reach ``**kwargs``."""
+    """``*args`` is not in the schema; ``**kwargs: str`` takes extra string arguments."""
 
     def fmt(template: str, *args: str, **kwargs: str) -> str:
         """Format ``template``."""
@@ -380,6 +387,7 @@ def test_function_tool_schema_leaves_out_star_parameters() -> None:
         "type": "object",
         "properties": {"template": {"type": "string"}},
         "required": ["template"],
+        "additionalProperties": {"type": "string"},
     }
     assert tool.run({"template": "{who}!", "who": "Ada"}) == "Ada!"
 
@@ -426,7 +434,9 @@ def test_function_tool_checks_and_calls_with_keywords() -> None:
         ({"query": "q", "limit": True}, "'limit' must be integer, got bool"),
         ({"query": "q", "limit": 1, "ratio": False}, "'ratio' must be number, got bool"),
         ({"query": "q", "limit": 1, "exact": 1}, "'exact' must be boolean, got int"),
-        ({"query": "q", "limit": 1, "tags": "a"}, "'tags' must be array, got str"),
+        ({"query": "q", "limit": 1, "tags": "a"}, "'tags' must be a valid array, got str 'a'"),
+        ({"query": "q", "limit": 1, "tags": ["a", 1]}, "'tags[1]' must be string, got int"),
+        ({"query": "q", "limit": 1, "filters": {"a": 1}}, "'filters.a' must be string, got int"),
         (["q", 1], "arguments must be a JSON object"),
     ],
 )
@@ -450,7 +460,12 @@ def test_function_tool_without_resolvable_hints_checks_names_only() -> None:
         return str(x)
 
     tool = FunctionTool(odd)
-    assert tool.parameters == {"type": "object", "properties": {"x": {}}, "required": ["x"]}
+    assert tool.parameters == {
+        "type": "object",
+        "properties": {"x": {}},
+        "required": ["x"],
+        "additionalProperties": False,
+    }
     assert tool.run({"x": "anything"}) == "anything"
 
 
@@ -1087,6 +1102,7 @@ def test_function_tool_schema_keeps_keyword_only_parameters_after_star_args() ->
         "type": "object",
         "properties": {"limit": {"type": "integer"}},
         "required": ["limit"],
+        "additionalProperties": False,
     }
 
 
