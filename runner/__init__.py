@@ -9,7 +9,9 @@
 
 - ``Agent`` (model, tools, callbacks, sub-agents) and ``Runner`` (``run`` /
   ``run_async``, retry budget, ``max_steps``, sessions);
-- models: the ``Model`` protocol and ``ScriptedModel`` with ``Rule`` (no network);
+- models: the ``Model`` protocol, ``ScriptedModel`` with ``Rule`` (no network) and
+  ``OpenAIChatModel`` (extra ``hookline[openai]``);
+- ready-made error handlers: ``RetryTransient``, ``FallbackModel``, ``AsyncFallbackModel``;
 - tools: plain functions (``FunctionTool``) or objects with ``name`` and ``run(args)``;
 - what a run leaves: ``RunResult`` and its typed ``Event`` records;
 - sessions: the versioned ``SessionStore`` protocol, ``InMemorySessions``, ``Transcript``;
