@@ -16,12 +16,17 @@ import pytest
 from hooks import Cont, Failure, Halt, Retry
 from runner import (
     Agent,
+    AsyncFallbackModel,
+    ErrorEvent,
+    FallbackEvent,
+    FallbackModel,
     FunctionTool,
     ModelContext,
     ModelResponse,
     OpenAIChatModel,
     RetryEvent,
     RetryPolicy,
+    RetryTransient,
     Runner,
     ToolArgumentsError,
     ToolCall,
@@ -254,3 +259,47 @@ def test_several_tool_calls_answer_in_the_models_order(
         ToolCall("call_a", "add", {"a": 1, "b": 1}),
         ToolCall("call_b", "add", {"a": 2, "b": 2}),
     ]
+
+
+def test_the_ready_made_handler_retries_a_429_and_waits_what_it_asks(
+    server: OpenAIServer, model: OpenAIChatModel, mode: Mode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``RetryTransient`` reads the real 429's Retry-After; the second request answers."""
+    waits: list[float] = []
+
+    async def fake_asleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr("runner._plan.time.sleep", waits.append)
+    monkeypatch.setattr("runner._plan.asyncio.sleep", fake_asleep)
+    limited = error(
+        429, "Rate limit reached", kind="requests", code="rate_limit_exceeded",
+        headers={"Retry-After": "2"},
+    )  # fmt: skip
+    server.script(limited, completion("It is 5."))
+    result = drive(runner_for(model), mode, "What is 2 + 3?", callbacks=[RetryTransient()])
+    assert result.output == "It is 5."
+    assert waits == [2.0]
+    assert [type(e.error) for e in events_of(result, ErrorEvent)] == [openai.RateLimitError]
+    assert server.bodies == [request(SYSTEM, USER)] * 2
+
+
+def test_a_fallback_model_answers_when_the_first_keeps_failing(
+    server: OpenAIServer, model: OpenAIChatModel, mode: Mode
+) -> None:
+    """Two 500s spend the budget; the backup model (the same server, another name) answers."""
+    backup = OpenAIChatModel("backup-model", base_url=server.url)
+    server.script(
+        error(500, "boom", kind="server_error", code=None),
+        error(500, "boom again", kind="server_error", code=None),
+        completion("From the backup.", model="backup-model"),
+    )
+    fallback = FallbackModel(backup) if mode == "sync" else AsyncFallbackModel(backup)
+    runner = runner_for(model, retry=RetryPolicy(max_attempts=2, base_delay=0))
+    try:
+        result = drive(runner, mode, "What is 2 + 3?", callbacks=[RetryTransient(), fallback])
+    finally:
+        backup.close()
+    assert result.output == "From the backup."
+    assert [body["model"] for body in server.bodies] == ["test-model", "test-model", "backup-model"]
+    assert len(events_of(result, FallbackEvent)) == 1
