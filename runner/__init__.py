@@ -47,24 +47,39 @@ from runner._errors import (
     UnknownToolError,
 )
 from runner._events import (
+    AttemptDiscardedEvent,
     ErrorEvent,
     Event,
     FallbackEvent,
     ModelAttemptEvent,
+    ModelChunk,
     ModelResponseEvent,
     Operation,
     RetryEvent,
+    RunFinishedEvent,
     RunResult,
+    RunStartedEvent,
     RunStatus,
     StopEvent,
+    StreamEvent,
+    TextDelta,
     ToolAttemptEvent,
+    ToolCallDelta,
     ToolCallEvent,
     ToolResultEvent,
     UserMessageEvent,
 )
 from runner._handlers import AsyncFallbackModel, FallbackModel, RetryTransient
 from runner._history import Transcript
-from runner._model import AsyncModel, Model, Rule, ScriptedModel, ScriptItem
+from runner._model import (
+    AsyncModel,
+    AsyncStreamingModel,
+    Model,
+    Rule,
+    ScriptedModel,
+    ScriptItem,
+    StreamingModel,
+)
 from runner._openai import OpenAIChatModel
 from runner._retry import RetryPolicy
 from runner._runner import Runner
@@ -77,7 +92,9 @@ __all__ = [
     "AgentContext",
     "AsyncFallbackModel",
     "AsyncModel",
+    "AsyncStreamingModel",
     "AsyncTool",
+    "AttemptDiscardedEvent",
     "ErrorEvent",
     "Event",
     "FallbackEvent",
@@ -90,6 +107,7 @@ __all__ = [
     "Message",
     "Model",
     "ModelAttemptEvent",
+    "ModelChunk",
     "ModelContext",
     "ModelRequest",
     "ModelResponse",
@@ -100,7 +118,9 @@ __all__ = [
     "RetryPolicy",
     "RetryTransient",
     "Rule",
+    "RunFinishedEvent",
     "RunResult",
+    "RunStartedEvent",
     "RunStatus",
     "Runner",
     "RunnerError",
@@ -114,10 +134,14 @@ __all__ = [
     "StateKey",
     "StopEvent",
     "StopRun",
+    "StreamEvent",
+    "StreamingModel",
+    "TextDelta",
     "Tool",
     "ToolArgumentsError",
     "ToolAttemptEvent",
     "ToolCall",
+    "ToolCallDelta",
     "ToolCallEvent",
     "ToolContext",
     "ToolResult",

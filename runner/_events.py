@@ -10,17 +10,24 @@ from typing import Any, Literal, TypeAlias
 from hooks import Message, ModelRequest, ModelResponse, ToolCall, ToolResult, Usage
 
 __all__ = [
+    "AttemptDiscardedEvent",
     "ErrorEvent",
     "Event",
     "FallbackEvent",
     "ModelAttemptEvent",
+    "ModelChunk",
     "ModelResponseEvent",
     "Operation",
     "RetryEvent",
+    "RunFinishedEvent",
     "RunResult",
+    "RunStartedEvent",
     "RunStatus",
     "StopEvent",
+    "StreamEvent",
+    "TextDelta",
     "ToolAttemptEvent",
+    "ToolCallDelta",
     "ToolCallEvent",
     "ToolResultEvent",
     "UserMessageEvent",
@@ -124,10 +131,56 @@ class FallbackEvent(_Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AttemptDiscardedEvent(_Record):
+    """Text already streamed for model ``attempt`` is not the answer: a UI drops it.
+
+    ``reason``: the attempt failed (and was retried, fell back, or failed the run), or an
+    ``after_model`` hook replaced its response. Only streamed runs record it, and only
+    after deltas of that attempt went out.
+    """
+
+    attempt: int
+    reason: Literal["failed", "replaced"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StopEvent(_Record):
     """A callback raised ``StopRun(reason)``; the run ended here."""
 
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the model's text as it is generated.
+
+    A streaming model yields ``TextDelta("Hel")``; a streamed run passes it on with the
+    ``agent`` and ``branch`` it came from filled in.
+    """
+
+    text: str
+    agent: str = ""
+    branch: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of a tool call as it is generated: the ``index``-th call of the response.
+
+    The first delta of a call carries its ``id`` and ``name``; ``arguments`` are pieces
+    of its JSON text, to be joined in order.
+    """
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+    agent: str = ""
+    branch: str = ""
+
+
+ModelChunk: TypeAlias = TextDelta | ToolCallDelta | ModelResponse
+"""What a streaming model yields: deltas, then the whole ``ModelResponse``, last."""
 
 
 Event: TypeAlias = (
@@ -140,9 +193,10 @@ Event: TypeAlias = (
     | ErrorEvent
     | RetryEvent
     | FallbackEvent
+    | AttemptDiscardedEvent
     | StopEvent
 )
-"""Any event record; ``match`` on it is exhaustive over the ten kinds."""
+"""Any event record; ``match`` on it is exhaustive over the eleven kinds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,3 +221,25 @@ class RunResult:
     run_id: str = ""
     state: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStartedEvent:
+    """The first event of a streamed run."""
+
+    run_id: str
+    session_id: str
+    agent: str
+    time: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFinishedEvent:
+    """The last event of a streamed run: ``result`` is what ``run_async`` would return."""
+
+    result: RunResult
+    time: float
+
+
+StreamEvent: TypeAlias = RunStartedEvent | Event | TextDelta | ToolCallDelta | RunFinishedEvent
+"""What ``Runner.stream`` yields: the run's record as it happens, with the deltas."""

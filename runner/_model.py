@@ -14,15 +14,24 @@ import itertools
 import json
 import re
 import threading
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, final
 
 from hooks import ModelRequest, ModelResponse, ToolCall
 from runner._checks import int_at_least
 from runner._errors import ScriptExhausted
+from runner._events import ModelChunk
 
-__all__ = ["AsyncModel", "Model", "Rule", "ScriptItem", "ScriptedModel"]
+__all__ = [
+    "AsyncModel",
+    "AsyncStreamingModel",
+    "Model",
+    "Rule",
+    "ScriptItem",
+    "ScriptedModel",
+    "StreamingModel",
+]
 
 
 class Model(Protocol):
@@ -43,6 +52,27 @@ class AsyncModel(Protocol):
 
     def generate(self, request: ModelRequest, /) -> Awaitable[ModelResponse]:
         """Answer ``request``: text, tool calls, or both. Raising is a model error."""
+        ...
+
+
+class StreamingModel(Protocol):
+    """A model that can stream: ``stream(request)`` yields deltas, then the whole response.
+
+    The items are ``TextDelta`` and ``ToolCallDelta`` pieces, as they are generated, and
+    last the complete ``ModelResponse`` (with usage, when known). ``Runner.stream`` uses
+    it (on a worker thread); a model without it is streamed as one delta.
+    """
+
+    def stream(self, request: ModelRequest, /) -> Iterator[ModelChunk]:
+        """Yield the answer's deltas as generated, then the whole ``ModelResponse``."""
+        ...
+
+
+class AsyncStreamingModel(Protocol):
+    """``StreamingModel`` for async code: ``astream(request)`` is an async iterator."""
+
+    def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
+        """Yield the answer's deltas as generated, then the whole ``ModelResponse``."""
         ...
 
 
