@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from hooks import Failure, ModelContext, ModelResponse, Outcome, StopRun, Success, ToolResult
 from runner._plan import Plan, Settings
+from runner._streamed import stream_model
 from runner._tools import AsyncTool, Tool
 
 __all__ = ["call_model", "call_tool", "to_tool_result"]
@@ -28,7 +29,9 @@ async def call_model(settings: Settings, plan: Plan, ctx: ModelContext) -> Outco
     """One model attempt on ``ctx.request``; a response that is no ``ModelResponse`` fails it."""
     agent = plan.agent
     model: Any = agent.model
-    if agent.model_is_async:
+    if settings.channel is not None:
+        outcome = await stream_model(settings, plan, settings.channel, ctx.request)
+    elif agent.model_is_async:
         outcome = await _awaited(model.generate(ctx.request))
     elif settings.is_async and agent.model_has_agenerate:
         outcome = await _awaited(model.agenerate(ctx.request))

@@ -47,6 +47,7 @@ from hooks import (
     WrapPoint,
 )
 from runner._events import (
+    AttemptDiscardedEvent,
     ErrorEvent,
     Event,
     FallbackEvent,
@@ -118,7 +119,17 @@ async def guarded(
             ctx = replace(passed, attempt=1, max_attempts=settings.retry.max_attempts)
         case _:
             assert_never(decision)
-    ended, ctx = await _attempts(settings, plan, op, ctx, execute=execute, record=record)
+    ran: list[Outcome[T]] = []  # what the operation itself returned, last attempt last
+
+    async def attempt(ctx: C) -> Outcome[T]:
+        # Recorded inside the wraps: a wrap calling call_next twice shows two attempts
+        # (the first one's streamed text discarded), a cache's answer none.
+        _discard(plan, record, ctx.attempt, "replaced")
+        record.add(op.attempted(plan, ctx))
+        ran.append(await execute(ctx))
+        return ran[-1]
+
+    ended, ctx = await _attempts(settings, plan, op, ctx, attempt=attempt, record=record)
     if isinstance(ended, Halt):  # a changed retry met a guard that halted it
         return Success(ended.value), ctx
     outcome = ended
@@ -126,7 +137,25 @@ async def guarded(
     if type(after) is Failure and after is not outcome:
         error = after.failure()
         record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
+    if plan.shown and (
+        type(after) is not Success or not ran or after.unwrap() is not _value(ran[-1])
+    ):
+        _discard(plan, record, ctx.attempt, "replaced")  # the answer is not the text streamed
+    plan.shown = 0
     return after, ctx
+
+
+def _value(outcome: Outcome[T]) -> T | None:
+    return outcome.unwrap() if type(outcome) is Success else None
+
+
+def _discard(
+    plan: Plan, record: Record, attempt: int, reason: Literal["failed", "replaced"]
+) -> None:
+    """Tell a stream that the text it showed for ``attempt`` is not the answer."""
+    if plan.shown:
+        plan.shown = 0
+        record.add(AttemptDiscardedEvent(*plan.here(), attempt=attempt, reason=reason))
 
 
 async def _attempts(
@@ -135,19 +164,10 @@ async def _attempts(
     op: Operation[C, T],
     ctx: C,
     *,
-    execute: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
+    attempt: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
     record: Record,
 ) -> tuple[Outcome[T] | Halt[T], C]:
-    """Attempts until one succeeds or the error hooks stop retrying; the last context.
-
-    Each run of the operation is recorded with what it really ran on: inside the wraps,
-    so a wrap that calls ``call_next`` twice shows two, and a cache's answer none.
-    """
-
-    async def attempt(ctx: C) -> Outcome[T]:
-        record.add(op.attempted(plan, ctx))
-        return await execute(ctx)
-
+    """Attempts until one succeeds or the error hooks stop retrying; the last context."""
     wrapped = op.wrap.name in plan.wrapped  # without wraps, no wrap dispatch at all
     while True:
         outcome = await (plan.wrap(op.wrap, ctx, attempt) if wrapped else attempt(ctx))
@@ -155,6 +175,7 @@ async def _attempts(
             return outcome, ctx
         error = outcome.failure()
         record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
+        _discard(plan, record, ctx.attempt, "failed")
         recovery = await plan.on_error(op.on_error, Failure(error), ctx)
         match recovery:
             case Retry() as retry:

@@ -65,6 +65,7 @@ from hooks import (
 from runner._agent import Agent
 from runner._drive import complete
 from runner._retry import RetryPolicy
+from runner._stream import Channel
 
 __all__ = ["POINTS", "Plan", "Settings"]
 
@@ -124,6 +125,7 @@ class Settings:
     pool: Callable[[], Executor]
     rng: random.Random
     meter: Meter = field(default_factory=Meter)
+    channel: Channel | None = None  # a streamed run's: deltas and events as they happen
 
     def delay(self, attempt: int, requested: float | None) -> float:
         """The wait after failed attempt ``attempt``: the policy's, or a ``Retry``'s, capped."""
@@ -154,6 +156,7 @@ class Plan:
         "is_async",
         "observers",
         "policy",
+        "shown",
         "system",
         "wrapped",
     )
@@ -167,6 +170,7 @@ class Plan:
         self.compiled: Final = compiled
         self.policy: Final = settings.policy
         self.is_async: Final = settings.is_async
+        self.shown = 0  # deltas streamed for the model attempt under way
         self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
         # The points with an async method: the only ones an async run dispatches with
         # arun_*; every other dispatch takes the sync loop, with no coroutine to await.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import final
 
 from runner._events import Event
+from runner._stream import Channel
 
 __all__ = ["Record"]
 
@@ -14,17 +15,25 @@ class Record:
     """The events of a run, or of one of its concurrent tool calls, in the order they happened.
 
     Concurrent tool calls each record into their own ``Record``; the run takes them in
-    the model's order once they are done (``take``).
+    the model's order once they are done (``take``). In a streamed run every event also
+    goes to the ``channel`` as it is recorded, so the stream shows them as they happen.
     """
 
-    __slots__ = ("events",)
+    __slots__ = ("channel", "events")
 
-    def __init__(self) -> None:
+    def __init__(self, channel: Channel | None = None) -> None:
         self.events: list[Event] = []
+        self.channel = channel
 
     def add(self, event: Event) -> None:
-        """Record ``event``."""
+        """Record ``event`` (and stream it, in a streamed run)."""
         self.events.append(event)
+        if self.channel is not None:
+            self.channel.push(event)
+
+    def child(self) -> Record:
+        """A record for one of several concurrent calls, streaming to the same channel."""
+        return Record(self.channel)
 
     def take(self, other: Record) -> None:
         """Record ``other``'s events after this record's own."""

@@ -6,7 +6,8 @@ import asyncio
 import random
 import secrets
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import AsyncGenerator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from operator import is_
 from typing import Final, final
@@ -24,10 +25,11 @@ from hooks import (
 from runner._agent import Agent
 from runner._checks import positive_int
 from runner._drive import complete
-from runner._events import RunResult
+from runner._events import RunFinishedEvent, RunResult, RunStartedEvent, StreamEvent
 from runner._plan import POINTS, Settings
 from runner._retry import RetryPolicy
 from runner._sessions import InMemorySessions, SessionStore
+from runner._stream import Channel
 from runner._turns import Run
 
 __all__ = ["Runner"]
@@ -169,6 +171,48 @@ class Runner:
         finally:
             self._finish(run)
 
+    async def stream(
+        self,
+        message: str | Message,
+        *,
+        user_id: str = "user",
+        session_id: str | None = None,
+        callbacks: Sequence[object] = (),
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """``run_async`` as it happens: an async iterator of the run's events, in order.
+
+        ``RunStartedEvent`` first; then every event the run records, as it records it,
+        with the model's ``TextDelta`` / ``ToolCallDelta`` pieces as they are generated
+        (an ``AttemptDiscardedEvent`` says when streamed text turned out not to be the
+        answer); ``RunFinishedEvent`` last, its ``result`` the ``RunResult`` (whose
+        ``events`` are the stream's events without the deltas, start and finish). An
+        unrecovered error is raised after the events that led to it. A consumer that
+        stops iterating (``break``, then ``aclose()``; or cancellation) cancels the run:
+        nothing is saved to the session.
+        """
+        channel = Channel()
+        run = self._start(message, user_id, session_id, callbacks, is_async=True, channel=channel)
+
+        async def drive() -> RunResult:
+            try:
+                return await run.run(self.agent, _message(message))
+            finally:
+                channel.close()
+
+        task = asyncio.ensure_future(drive())
+        try:
+            yield RunStartedEvent(
+                run_id=run.id, session_id=run.session_id, agent=self.agent.name, time=time.time()
+            )
+            async for item in channel:
+                yield item
+            yield RunFinishedEvent(result=await task, time=time.time())
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            self._finish(run)
+
     def close(self) -> None:
         """Refuse new runs; release the runner's pool and own sessions once no run is under way.
 
@@ -208,6 +252,7 @@ class Runner:
         callbacks: Sequence[object],
         *,
         is_async: bool,
+        channel: Channel | None = None,
     ) -> Run:
         _message(message)  # refused before anything is claimed
         _check_id("user_id", user_id)
@@ -226,6 +271,7 @@ class Runner:
                 is_async=is_async,
                 pool=self._pool,
                 rng=self.rng,
+                channel=channel,
             ),
             sessions=self.sessions,
         )

@@ -106,7 +106,7 @@ class Run:
         self.settings: Final = settings
         self.sessions: Final = sessions
         self.state: Final = State()
-        self.record: Final = Record()
+        self.record: Final = Record(settings.channel)
         self.steps = 0
         self._plans: dict[str, Plan] = {}
 
@@ -226,7 +226,7 @@ class Run:
         """
         if not self.settings.is_async or len(calls) == 1:
             return [await self.tool_call(plan, call, record) for call in calls]
-        records = [Record() for _ in calls]
+        records = [record.child() for _ in calls]
         tasks = [
             asyncio.ensure_future(self.tool_call(plan, call, own))
             for call, own in zip(calls, records, strict=True)

@@ -1,0 +1,102 @@
+"""A model attempt in a streamed run: its deltas go to the channel, its response is the outcome.
+
+The model streams with ``astream`` (awaited), else ``stream`` (each step on the
+thread pool, so a blocking client never blocks the loop), else it answers with
+``agenerate`` / ``generate`` and its text goes out as one delta. Whatever streams, the
+last item must be the whole ``ModelResponse``: that is the attempt's answer, the one
+``after_model`` sees. The stream is closed when the attempt ends early (an error, or
+the run cancelled by a consumer that stopped reading).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+from typing import Any, Final, cast
+
+from hooks import Failure, ModelRequest, ModelResponse, Outcome, StopRun, Success
+from runner._events import ModelChunk, TextDelta, ToolCallDelta
+from runner._plan import Plan, Settings
+from runner._stream import Channel
+
+__all__ = ["stream_model"]
+
+_END: Final = object()
+
+
+async def stream_model(
+    settings: Settings, plan: Plan, channel: Channel, request: ModelRequest
+) -> Outcome[Any]:
+    """One streamed attempt: deltas to ``channel`` as they come, the final response as outcome."""
+    model: Any = plan.agent.model
+    try:
+        if callable(getattr(model, "astream", None)):
+            return await _drain(plan, channel, model.astream(request))
+        if callable(getattr(model, "stream", None)):
+            return await _drain(plan, channel, _threaded(settings, model.stream(request)))
+        if plan.agent.model_is_async:
+            response = await model.generate(request)
+        elif plan.agent.model_has_agenerate:
+            response = await model.agenerate(request)
+        else:
+            loop = asyncio.get_running_loop()
+            response = await loop.run_in_executor(settings.pool(), model.generate, request)
+    except StopRun:
+        raise
+    except Exception as exc:
+        return Failure(exc)
+    if isinstance(response, ModelResponse) and response.text:
+        await _put(plan, channel, TextDelta(response.text))
+    return Success(response)
+
+
+async def _drain(plan: Plan, channel: Channel, chunks: AsyncIterator[ModelChunk]) -> Outcome[Any]:
+    response: ModelResponse | None = None
+    try:
+        async for item in chunks:
+            chunk: object = item  # a model outside the type checker's reach may yield anything
+            if response is not None:
+                msg = f"a model stream yielded {type(chunk).__name__} after its ModelResponse"
+                return Failure(TypeError(msg))
+            if isinstance(chunk, ModelResponse):
+                response = chunk
+            elif isinstance(chunk, TextDelta | ToolCallDelta):
+                await _put(plan, channel, chunk)
+            else:
+                msg = (
+                    "a model stream yields TextDelta, ToolCallDelta, then one ModelResponse; "
+                    f"got {type(chunk).__name__} {chunk!r:.60}"
+                )
+                return Failure(TypeError(msg))
+    finally:
+        closing = getattr(chunks, "aclose", None)
+        if closing is not None:
+            await closing()
+    if response is None:
+        return Failure(TypeError("a model stream ended without its ModelResponse"))
+    return Success(response)
+
+
+async def _put(plan: Plan, channel: Channel, delta: TextDelta | ToolCallDelta) -> None:
+    plan.shown += 1
+    await channel.put(replace(delta, agent=plan.agent.name, branch=plan.branch))
+
+
+async def _threaded(settings: Settings, chunks: Iterator[ModelChunk]) -> AsyncIterator[ModelChunk]:
+    """A sync stream read one item at a time on the thread pool."""
+    loop = asyncio.get_running_loop()
+    step = functools.partial(next, chunks, _END)
+    try:
+        while True:
+            chunk = await loop.run_in_executor(settings.pool(), step)
+            if chunk is _END:
+                return
+            yield cast("ModelChunk", chunk)  # next() gave an item of the stream, not _END
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            with contextlib.suppress(ValueError):  # still on its thread: ends with that step
+                close()

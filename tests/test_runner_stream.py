@@ -1,0 +1,283 @@
+"""``Runner.stream``: the run's events as they happen, deltas included, hooks intact."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from hooks import Failure, ModelContext, Outcome, Result, Retry, Success
+from runner import (
+    Agent,
+    AttemptDiscardedEvent,
+    ModelChunk,
+    ModelRequest,
+    ModelResponse,
+    RetryPolicy,
+    RunFinishedEvent,
+    Runner,
+    RunStartedEvent,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+)
+from tests.runner_helpers import add, calling
+
+NO_WAIT = RetryPolicy(max_attempts=3, base_delay=0.0, jitter=0.0)
+
+
+class Streaming:
+    """An async streaming model: each answer's text in 3-character pieces, then the response.
+
+    An exception in the script is raised after ``fail_after`` deltas of the text before it.
+    """
+
+    def __init__(self, answers: Sequence[ModelResponse | Exception]) -> None:
+        self.answers = list(answers)
+        self.pulled = 0  # deltas the consumer side has taken from this model
+        self.calls = 0
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """The next answer, whole (a run that does not stream)."""
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    async def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
+        """Yield the next answer in pieces."""
+        self.calls += 1
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            for piece in ("par", "tial"):
+                self.pulled += 1
+                yield TextDelta(piece)
+                await asyncio.sleep(0)
+            raise answer
+        for start in range(0, len(answer.text), 3):
+            self.pulled += 1
+            yield TextDelta(answer.text[start : start + 3])
+            await asyncio.sleep(0)
+        for index, call in enumerate(answer.tool_calls):
+            yield ToolCallDelta(index, call.id, call.name, '{"a": 1, "b": 2}')
+        yield answer
+
+
+def drain(runner: Runner, message: str, **options: Any) -> list[StreamEvent]:
+    """Every event of one streamed run."""
+
+    async def main() -> list[StreamEvent]:
+        return [event async for event in runner.stream(message, **options)]
+
+    return asyncio.run(main())
+
+
+def deltas(events: Sequence[StreamEvent]) -> str:
+    """The text the deltas carried, joined."""
+    return "".join(event.text for event in events if isinstance(event, TextDelta))
+
+
+def recorded(events: Sequence[StreamEvent]) -> list[StreamEvent]:
+    """The events a RunResult records: the stream without deltas, start and finish."""
+    skipped = (TextDelta, ToolCallDelta, RunStartedEvent, RunFinishedEvent)
+    return [event for event in events if not isinstance(event, skipped)]
+
+
+def finished(events: Sequence[StreamEvent]) -> RunFinishedEvent:
+    """The last event, which must be the finish."""
+    last = events[-1]
+    assert isinstance(last, RunFinishedEvent)
+    return last
+
+
+def test_deltas_join_to_the_output_and_the_stream_agrees_with_the_record() -> None:
+    """Start first, finish last, text in pieces, and the rest is exactly result.events."""
+    model = Streaming([ModelResponse("Hello there, world.")])
+    with Runner(Agent("assistant", model)) as runner:
+        events = drain(runner, "hi")
+    assert isinstance(events[0], RunStartedEvent)
+    result = finished(events).result
+    assert deltas(events) == result.output == "Hello there, world."
+    assert recorded(events) == list(result.events)
+    assert {(e.agent, e.branch) for e in events if isinstance(e, TextDelta)} == {
+        ("assistant", "assistant")
+    }
+
+
+def test_a_tool_round_trip_streams_in_the_order_things_happen() -> None:
+    """Model attempt, its tool-call delta, the response, the tool, then the second answer."""
+    first = calling(ToolCall("c1", "add", {"a": 1, "b": 2}))
+    model = Streaming([first, ModelResponse("It is 3.")])
+    with Runner(Agent("assistant", model, tools=[add])) as runner:
+        events = drain(runner, "add")
+    kinds = [type(event).__name__ for event in events]
+    assert kinds == [
+        "RunStartedEvent",
+        "UserMessageEvent",
+        "ModelAttemptEvent",
+        "ToolCallDelta",
+        "ModelResponseEvent",
+        "ToolCallEvent",
+        "ToolAttemptEvent",
+        "ToolResultEvent",
+        "ModelAttemptEvent",
+        "TextDelta",
+        "TextDelta",
+        "TextDelta",
+        "ModelResponseEvent",
+        "RunFinishedEvent",
+    ]
+    assert finished(events).result.output == "It is 3."
+
+
+class RetryOnce:
+    """Retries a failed model call once; counts after_model calls."""
+
+    def __init__(self) -> None:
+        self.after: list[int] = []
+
+    def on_model_error(self, failure: Failure[Exception], ctx: ModelContext, /) -> Any:
+        """Retry as it is."""
+        return Retry(ctx)
+
+    def after_model(
+        self, outcome: Outcome[ModelResponse], ctx: ModelContext, /
+    ) -> Result[ModelResponse, Exception]:
+        """Count, pass on."""
+        self.after.append(ctx.attempt)
+        return outcome
+
+
+def test_a_retry_after_partial_output_says_to_discard_it_before_new_text() -> None:
+    """The failed attempt's text is announced discarded; after_model sees one whole answer."""
+    hooks = RetryOnce()
+    model = Streaming([ConnectionError("cut"), ModelResponse("Fine.")])
+    with Runner(Agent("assistant", model), retry=NO_WAIT) as runner:
+        events = drain(runner, "hi", callbacks=[hooks])
+    kinds = [type(event).__name__ for event in events]
+    discard = kinds.index("AttemptDiscardedEvent")
+    assert kinds[discard - 3 : discard + 3] == [
+        "TextDelta",
+        "TextDelta",
+        "ErrorEvent",
+        "AttemptDiscardedEvent",
+        "RetryEvent",
+        "ModelAttemptEvent",
+    ]
+    [discarded] = [e for e in events if isinstance(e, AttemptDiscardedEvent)]
+    assert (discarded.attempt, discarded.reason) == (1, "failed")
+    assert deltas(events[discard:]) == "Fine."
+    assert hooks.after == [2]
+    assert recorded(events) == list(finished(events).result.events)
+
+
+class Replace:
+    """An after_model hook that replaces every answer."""
+
+    def after_model(
+        self, outcome: Outcome[ModelResponse], ctx: ModelContext, /
+    ) -> Result[ModelResponse, Exception]:
+        """Answer something else."""
+        return Success(ModelResponse("Replaced."))
+
+
+def test_an_after_model_replacement_discards_the_streamed_text() -> None:
+    """The text already shown is announced discarded; the answer is the replacement."""
+    model = Streaming([ModelResponse("Original.")])
+    with Runner(Agent("assistant", model)) as runner:
+        events = drain(runner, "hi", callbacks=[Replace()])
+    [discarded] = [e for e in events if isinstance(e, AttemptDiscardedEvent)]
+    assert discarded.reason == "replaced"
+    assert finished(events).result.output == "Replaced."
+
+
+class Plain:
+    """A model that cannot stream."""
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Answer whole."""
+        return ModelResponse("whole answer")
+
+
+def test_a_model_without_a_stream_is_streamed_as_one_delta() -> None:
+    """A plain model's answer arrives whole, as one delta."""
+    with Runner(Agent("assistant", Plain())) as runner:
+        events = drain(runner, "hi")
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["whole answer"]
+
+
+class SyncStreaming:
+    """A sync streaming model, read on the thread pool."""
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Unused by streamed runs."""
+        raise AssertionError("streamed runs call stream")
+
+    def stream(self, request: ModelRequest, /) -> Iterator[ModelChunk]:
+        """Two pieces, then the response."""
+        yield TextDelta("syn")
+        yield TextDelta("c.")
+        yield ModelResponse("sync.")
+
+
+def test_a_sync_streaming_model_streams_too() -> None:
+    """``stream`` is read one piece at a time off the event loop."""
+    with Runner(Agent("assistant", SyncStreaming())) as runner:
+        events = drain(runner, "hi")
+    assert deltas(events) == finished(events).result.output == "sync."
+
+
+def test_a_consumer_that_stops_cancels_the_run_and_saves_nothing() -> None:
+    """Breaking out mid-stream ends the run; the session stays as it was and can go on."""
+    model = Streaming([ModelResponse("A long answer that will not be read."), ModelResponse("Ok.")])
+
+    async def main(runner: Runner) -> None:
+        stream = runner.stream("hi", session_id="s")
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                break
+        await stream.aclose()
+        result = await runner.run_async("again", session_id="s")
+        assert result.output == "Ok."
+
+    with Runner(Agent("assistant", model)) as runner:
+        asyncio.run(main(runner))
+        session = runner.sessions.load("user", "s")
+    assert [m.content for m in session.messages] == ["again", "Ok."]
+
+
+def test_a_slow_consumer_slows_the_model() -> None:
+    """The model runs at most the channel's limit ahead of a consumer that does not read."""
+    model = Streaming([ModelResponse("x" * 3 * 500)])
+
+    async def main(runner: Runner) -> int:
+        stream = runner.stream("hi")
+        await anext(stream)  # started: the run now streams into a channel nobody reads
+        for _ in range(50):
+            await asyncio.sleep(0)
+        ahead = model.pulled
+        await stream.aclose()
+        return ahead
+
+    with Runner(Agent("assistant", model)) as runner:
+        ahead = asyncio.run(main(runner))
+    assert 0 < ahead <= 64 + 1
+
+
+def test_an_unrecovered_error_is_raised_after_the_events_that_led_to_it() -> None:
+    """The consumer sees the attempt and its error, then the model's error is raised."""
+    model = Streaming([ConnectionError("down")])
+    seen: list[StreamEvent] = []
+
+    async def main(runner: Runner) -> None:
+        async for event in runner.stream("hi"):
+            seen.append(event)
+
+    once = RetryPolicy(max_attempts=1)
+    with Runner(Agent("assistant", model), retry=once) as runner, pytest.raises(ConnectionError):
+        asyncio.run(main(runner))
+    kinds = [type(event).__name__ for event in seen]
+    assert kinds[-2:] == ["ErrorEvent", "AttemptDiscardedEvent"]
