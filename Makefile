@@ -36,10 +36,14 @@ bench: $(STAMP)
 # TESTS narrows the tests to a pytest -k expression. mutmut's baseline runs every selected
 # test and stops at a red one, so a run of runner mutants selects the runner's own tests
 # (tests/test_runner_*.py) by default: a red hooks test cannot stop it. Each mutant then
-# runs against the selected tests that reached its function in the baseline.
+# runs against the selected tests that reached its function in the baseline. That map is
+# rebuilt on every run: mutmut's incremental update keeps a stale one when a test keeps its
+# id but reaches other code, or code moves to another module (its mutants then "survive").
+# Results are kept, so a survivor is retested only when named: for scores, rm -rf mutants.
 TESTS ?= $(if $(MUTANTS),$(if $(filter-out runner.%,$(MUTANTS)),,test_runner_))
 mutate: $(STAMP)
 	@status=0; \
+	rm -f mutants/mutmut-stats.json; \
 	PYTEST_ADDOPTS="$(if $(TESTS),-k '$(TESTS)')" $(BIN)/mutmut run $(MUTANTS) || status=1; \
 	$(BIN)/python -c "$$MUTATION_SCORES" || status=1; \
 	exit $$status

@@ -7,6 +7,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,7 @@ from runner import (
     ModelContext,
     ModelResponse,
     ModelResponseEvent,
+    RetryPolicy,
     Rule,
     Runner,
     RunResult,
@@ -630,29 +632,6 @@ def two_calls(first: str, second: str) -> ModelResponse:
     return calling(ToolCall("a", first), ToolCall("b", second))
 
 
-def test_async_tool_calls_of_one_response_run_concurrently() -> None:
-    """In ``run_async`` two async tools of one response meet at a barrier: they overlap."""
-    barrier = asyncio.Barrier(2)
-
-    async def left() -> str:
-        """Wait for ``right``."""
-        await asyncio.wait_for(barrier.wait(), timeout=5)
-        return "left met right"
-
-    async def right() -> str:
-        """Wait for ``left``."""
-        await asyncio.wait_for(barrier.wait(), timeout=5)
-        return "right met left"
-
-    model = ScriptedModel([two_calls("left", "right"), "done"])
-    with Runner(Agent("assistant", model, tools=[left, right])) as runner:
-        result = asyncio.run(runner.run_async("go"))
-    assert [event.result for event in events_of(result, ToolResultEvent)] == [
-        ToolResult("left met right"),
-        ToolResult("right met left"),
-    ]
-
-
 def test_every_call_of_a_two_call_response_starts_before_either_ends_in_run_async() -> None:
     """Two calls of one response overlap at once: the second starts before the first ends."""
     log: list[str] = []
@@ -675,6 +654,29 @@ def test_every_call_of_a_two_call_response_starts_before_either_ends_in_run_asyn
     with Runner(Agent("assistant", model, tools=[first, second])) as runner:
         asyncio.run(runner.run_async("go"))
     assert log.index("second starts") < log.index("first ends")
+
+
+def test_async_tool_calls_of_one_response_run_concurrently() -> None:
+    """In ``run_async`` two async tools of one response meet at a barrier: they overlap."""
+    barrier = asyncio.Barrier(2)
+
+    async def left() -> str:
+        """Wait for ``right``."""
+        await asyncio.wait_for(barrier.wait(), timeout=5)
+        return "left met right"
+
+    async def right() -> str:
+        """Wait for ``left``."""
+        await asyncio.wait_for(barrier.wait(), timeout=5)
+        return "right met left"
+
+    model = ScriptedModel([two_calls("left", "right"), "done"])
+    with Runner(Agent("assistant", model, tools=[left, right])) as runner:
+        result = asyncio.run(runner.run_async("go"))
+    assert [event.result for event in events_of(result, ToolResultEvent)] == [
+        ToolResult("left met right"),
+        ToolResult("right met left"),
+    ]
 
 
 def test_sync_tools_of_one_response_run_concurrently_in_run_async() -> None:
@@ -922,3 +924,32 @@ def test_a_session_store_keeps_its_own_list() -> None:
     with Runner(Agent("assistant", model), sessions=store) as runner, pytest.raises(RuntimeError):
         runner.run("hello", session_id="s")
     assert store.kept == []
+
+
+class AsyncPassThrough:
+    """An async tool wrap that calls on and keeps each outcome it got back."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[object] = []
+
+    async def wrap_tool(self, ctx: ToolContext, call_next: Any, /) -> Any:
+        """Call on."""
+        outcome = await call_next(ctx)
+        self.outcomes.append(outcome)
+        return outcome
+
+
+def test_a_sub_agents_failure_passes_async_wraps_as_itself() -> None:
+    """In ``run_async`` a sub-agent's unrecovered model error fails the run past async wraps."""
+    error = ConnectionError("sub model down")
+    sub = Agent("helper", ScriptedModel([error]))
+    model = ScriptedModel([calling(ToolCall("c1", "helper", {"request": "x"})), "unreached"])
+    wrap = AsyncPassThrough()
+    agent = Agent("assistant", model, sub_agents=[sub])
+    with (
+        Runner(agent, retry=RetryPolicy(max_attempts=1)) as runner,
+        pytest.raises(ConnectionError) as caught,
+    ):
+        asyncio.run(runner.run_async("go", callbacks=[wrap]))
+    assert caught.value is error
+    assert wrap.outcomes == []

@@ -1011,41 +1011,43 @@ def test_agent_refusals_name_the_agent_the_field_and_what_came(
 
 
 @pytest.mark.parametrize(
-    ("error", "message"),
+    ("make", "message"),
     [
         (
-            UnknownToolError("nope", ("add", "mul")),
+            lambda: UnknownToolError("nope", ("add", "mul")),
             "the model called unknown tool 'nope'; the agent offers: add, mul",
         ),
         (
-            UnknownToolError("nope", ()),
+            lambda: UnknownToolError("nope", ()),
             "the model called unknown tool 'nope'; the agent offers: none",
         ),
         (
-            ToolArgumentsError("add", {"a": 1}, "missing 'b'"),
+            lambda: ToolArgumentsError("add", {"a": 1}, "missing 'b'"),
             "bad arguments for tool 'add': missing 'b'; got {'a': 1}",
         ),
         (
-            MaxStepsExceeded("assistant", 3),
+            lambda: MaxStepsExceeded("assistant", 3),
             "agent 'assistant' did not finish within max_steps=3 model turns; "
             "raise Runner(max_steps=...) or check for a tool-call loop",
         ),
         (
-            ScriptExhausted(2),
+            lambda: ScriptExhausted(2),
             "ScriptedModel has no answer for call 2: its script is used up and no rule "
             "matched (give it more items, rules or a default)",
         ),
         (
-            SessionConflict("u", "s", expected=1, found=2),
+            lambda: SessionConflict("u", "s", expected=1, found=2),
             "session 's' of user 'u' was saved by another run (version 2) since this run "
             "loaded it (version 1); this run's turn was not saved",
         ),
     ],
     ids=["unknown-tool", "no-tools", "arguments", "max-steps", "script", "conflict"],
 )
-def test_runner_errors_say_what_happened_and_what_to_do(error: Exception, message: str) -> None:
+def test_runner_errors_say_what_happened_and_what_to_do(
+    make: Callable[[], Exception], message: str
+) -> None:
     """Each runner error's message names the thing, what was expected and what was got."""
-    assert str(error) == message
+    assert str(make()) == message
 
 
 def test_a_tool_object_with_a_bad_name_is_refused_without_a_hint() -> None:

@@ -659,3 +659,26 @@ def test_a_fallback_answers_usage_counts_in_the_run() -> None:
         result = runner.run("hi", callbacks=[FallbackModel(backup)])
     assert result.output == "backup"
     assert result.usage == Usage(7, 3)
+
+
+class PlainWrap:
+    """A plain def tool wrap: what a sync run takes and an async run refuses."""
+
+    def wrap_tool(self, ctx: ToolContext, call_next: Any, /) -> Any:
+        """Call on."""
+        return call_next(ctx)
+
+
+def test_a_plain_wrap_refused_by_run_async_is_named_with_the_fix() -> None:
+    """The refusal names the callback and its wrap, says why, and which protocol to use."""
+    wrap = PlainWrap()
+    with (
+        Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner,
+        pytest.raises(InvalidCallbacks) as caught,
+    ):
+        asyncio.run(runner.run_async("hi", callbacks=[wrap]))
+    assert str(caught.value) == (
+        "PlainWrap instance.wrap_tool is a plain def; an async run awaits call_next, "
+        "so its wraps must be async def (AsyncWrapModel / AsyncWrapTool)"
+    )
+    assert (caught.value.callback, caught.value.attribute) == (wrap, "wrap_tool")

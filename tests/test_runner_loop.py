@@ -1323,3 +1323,35 @@ def test_data_json_cannot_encode_becomes_its_repr(mode: Mode, value: object) -> 
     with Runner(Agent("assistant", model, tools=[produce])) as runner:
         result = drive(runner, mode, "go")
     assert events_of(result, ToolResultEvent)[0].result == ToolResult(repr(value))
+
+
+class TwoWays:
+    """A model with a sync ``generate`` and an ``async def agenerate``, keeping its requests."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, ModelRequest]] = []
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Answer ``sync``."""
+        self.requests.append(("generate", request))
+        return ModelResponse("sync")
+
+    async def agenerate(self, request: ModelRequest, /) -> ModelResponse:
+        """Answer ``async`` after yielding to the loop."""
+        await asyncio.sleep(0)
+        self.requests.append(("agenerate", request))
+        return ModelResponse("async")
+
+
+def test_a_models_agenerate_is_awaited_in_run_async(mode: Mode) -> None:
+    """``run`` calls ``generate``, ``run_async`` awaits ``agenerate``; each gets the request."""
+    model = TwoWays()
+    with Runner(Agent("assistant", model)) as runner:
+        result = drive(runner, mode, "hi")
+    [(method, request)] = model.requests
+    assert (method, result.output) == (
+        ("generate", "sync") if mode == "sync" else ("agenerate", "async")
+    )
+    [attempt] = events_of(result, ModelAttemptEvent)
+    assert request == attempt.request
+    assert request.messages == (Message("user", "hi"),)

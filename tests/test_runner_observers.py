@@ -7,7 +7,7 @@ import dataclasses
 import logging
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -604,30 +604,176 @@ def test_the_deciding_callback_is_described_as_module_or_instance(
 
 
 class Attributes:
-    """A callback whose hooks are functions set on the instance, not methods of its class."""
+    """A callback whose hooks are functions set on the instance, not methods of its class.
 
-    def __init__(self, log: list[str]) -> None:
+    Its ``wrap_model`` is an ``async def`` for an async run, a plain one for a sync run.
+    """
+
+    def __init__(self, log: list[str], *, is_async: bool) -> None:
         def before_model(ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
             log.append("before_model")
             return Cont(ctx)
+
+        def wrap_model(
+            ctx: ModelContext, call_next: Callable[[ModelContext], Outcome[ModelResponse]], /
+        ) -> Outcome[ModelResponse]:
+            log.append("wrap_model")
+            return call_next(ctx)
+
+        async def async_wrap_model(
+            ctx: ModelContext,
+            call_next: Callable[[ModelContext], Awaitable[Outcome[ModelResponse]]],
+            /,
+        ) -> Outcome[ModelResponse]:
+            log.append("wrap_model")
+            return await call_next(ctx)
 
         def on_event(event: HookEvent, /) -> None:
             log.append(f"event {event.point}")
 
         self.before_model = before_model
+        self.wrap_model = async_wrap_model if is_async else wrap_model
         self.on_event = on_event
 
 
 def test_hooks_set_on_the_instance_run_and_observe(mode: Mode) -> None:
-    """Functions set as instance attributes are hooks and observers like methods are."""
+    """Functions set as instance attributes are hooks, wraps and observers like methods are."""
     log: list[str] = []
     with Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner:
-        result = drive(runner, mode, "hi", callbacks=[Attributes(log)])
+        result = drive(runner, mode, "hi", callbacks=[Attributes(log, is_async=mode == "async")])
     assert result.output == "ok"
     assert log == [
         "event before_agent",
         "before_model",
         "event before_model",
+        "wrap_model",
+        "event wrap_model",
         "event after_model",
         "event after_agent",
     ]
+
+
+# -- wraps: sync or async, with or without observers, under the runner's policy -------
+
+
+class Wraps:
+    """A tool wrap that passes on, answers ``DECIDED`` itself, fails, or raises (``does``).
+
+    With ``log`` it notes each call as ``"wrap_tool <type of the context>"``.
+    """
+
+    def __init__(self, does: str = "pass", log: list[str] | None = None) -> None:
+        self.does = does
+        self.log = log
+        self.error = LookupError("the wrap failed it")
+
+    def decide(self, ctx: ToolContext) -> Outcome[ToolResult] | None:
+        """What the wrap answers itself, or ``None`` to call on."""
+        if self.log is not None:
+            self.log.append(f"wrap_tool {type(ctx).__name__}")
+        if self.does == "raise":
+            raise RuntimeError("wrap_tool broke")
+        if self.does == "answer":
+            return Success(DECIDED)
+        if self.does == "fail":
+            return Failure(self.error)
+        return None
+
+    def wrap_tool(
+        self, ctx: ToolContext, call_next: Callable[[ToolContext], Outcome[ToolResult]], /
+    ) -> Outcome[ToolResult]:
+        """Answer, fail, raise, or call on."""
+        answer = self.decide(ctx)
+        return call_next(ctx) if answer is None else answer
+
+
+class AsyncWraps:
+    """``Wraps`` as an ``async def`` wrap."""
+
+    def __init__(self, does: str = "pass", log: list[str] | None = None) -> None:
+        self.wraps = Wraps(does, log)
+        self.error = self.wraps.error
+
+    async def wrap_tool(
+        self,
+        ctx: ToolContext,
+        call_next: Callable[[ToolContext], Awaitable[Outcome[ToolResult]]],
+        /,
+    ) -> Outcome[ToolResult]:
+        """As ``Wraps.wrap_tool``, awaiting ``call_next``."""
+        await asyncio.sleep(0)
+        answer = self.wraps.decide(ctx)
+        return await call_next(ctx) if answer is None else answer
+
+
+def wraps(is_async: bool, does: str = "pass", log: list[str] | None = None) -> Wraps | AsyncWraps:
+    """A ``Wraps`` or an ``AsyncWraps``: a sync run takes plain wraps, an async one async wraps."""
+    return AsyncWraps(does, log) if is_async else Wraps(does, log)
+
+
+WRAP_KINDS = [("sync", False), ("async", True)]
+
+
+@pytest.mark.parametrize(("mode", "is_async"), WRAP_KINDS)
+def test_a_wrap_answering_itself_is_named_in_its_event(mode: Mode, is_async: bool) -> None:
+    """The wrap that short-circuited the tool is the deciding callback of its event."""
+    wrap = wraps(is_async, "answer")
+    observer = Observer()
+    with Runner(tool_run()) as runner:
+        result = drive(runner, mode, "1+2", callbacks=[wrap, observer])
+    [event] = [e for e in observer.events if e.point == "wrap_tool"]
+    assert (event.outcome, event.callback, event.tool, event.call_id, event.error) == (
+        "success",
+        f"{type(wrap).__name__} instance",
+        "add",
+        "c1",
+        None,
+    )
+    assert [e.result for e in events_of(result, ToolResultEvent)] == [DECIDED]
+
+
+@pytest.mark.parametrize(("mode", "is_async"), WRAP_KINDS)
+def test_a_wraps_failure_is_told_with_its_error(mode: Mode, is_async: bool) -> None:
+    """A wrap returning a ``Failure`` is told as "failure" with that error, which the model sees."""
+    wrap = wraps(is_async, "fail")
+    observer = Observer()
+    with Runner(tool_run(), retry=RetryPolicy(max_attempts=1)) as runner:
+        result = drive(runner, mode, "1+2", callbacks=[wrap, observer])
+    [event] = [e for e in observer.events if e.point == "wrap_tool"]
+    assert (event.outcome, event.error) == ("failure", wrap.error)
+    [done] = events_of(result, ToolResultEvent)
+    assert done.result == ToolResult("LookupError: the wrap failed it", is_error=True)
+
+
+@pytest.mark.parametrize(("mode", "is_async"), WRAP_KINDS)
+def test_a_raising_wrap_is_told_with_its_error_tool_and_call(mode: Mode, is_async: bool) -> None:
+    """A wrap that raises is told as "raised", with the error, the tool and the call id."""
+    observer = Observer()
+    with (
+        Runner(tool_run()) as runner,
+        pytest.raises(RuntimeError, match="wrap_tool broke") as caught,
+    ):
+        drive(runner, mode, "1+2", callbacks=[wraps(is_async, "raise"), observer])
+    last = observer.events[-1]
+    assert (last.point, last.outcome, last.tool, last.call_id) == (
+        "wrap_tool",
+        "raised",
+        "add",
+        "c1",
+    )
+    assert last.error is caught.value
+
+
+@pytest.mark.parametrize(("mode", "is_async"), WRAP_KINDS)
+@pytest.mark.parametrize("observed", [False, True], ids=["unobserved", "observed"])
+def test_the_runners_policy_reaches_the_wraps(mode: Mode, is_async: bool, observed: bool) -> None:
+    """With ``continue_on_error`` the wrap inside a raising one still runs, and so does the tool."""
+    log: list[str] = []
+    callbacks = [wraps(is_async, "raise"), wraps(is_async, log=log)]
+    policy = DispatchPolicy(continue_on_error=True)
+    with (
+        Runner(tool_run(), policy=policy) as runner,
+        pytest.raises(RuntimeError, match="wrap_tool broke"),
+    ):
+        drive(runner, mode, "1+2", callbacks=[*callbacks, *([Observer()] if observed else [])])
+    assert log == ["wrap_tool ToolContext"]
