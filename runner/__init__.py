@@ -13,7 +13,8 @@
   ``OpenAIChatModel`` (extra ``hookline[openai]``);
 - ready-made error handlers: ``RetryTransient``, ``FallbackModel``, ``AsyncFallbackModel``;
 - tools: plain functions (``FunctionTool``) or objects with ``name`` and ``run(args)``;
-- what a run leaves: ``RunResult`` and its typed ``Event`` records;
+- what a run leaves: ``RunResult`` and its typed ``Event`` records; ``Runner.stream``
+  yields them as they happen, with ``TextDelta`` pieces (the ``on_delta`` hook sees each);
 - sessions: the versioned ``SessionStore`` protocol, ``InMemorySessions``, ``Transcript``;
 - the vocabulary hooks receive (contexts, messages, ``State``, ``StopRun``) is
   re-exported; results, hook points, protocols and dispatch come from ``hooks``.
@@ -38,6 +39,7 @@ from hooks import (
     observing,
 )
 from runner._agent import Agent
+from runner._delta import ON_DELTA, AsyncOnDelta, DeltaContext, OnDelta
 from runner._errors import (
     MaxStepsExceeded,
     RunnerError,
@@ -88,13 +90,16 @@ from runner._tools import AsyncTool, FunctionTool, Tool, as_tool
 from runner._transient import is_transient, retry_after
 
 __all__ = [
+    "ON_DELTA",
     "Agent",
     "AgentContext",
     "AsyncFallbackModel",
     "AsyncModel",
+    "AsyncOnDelta",
     "AsyncStreamingModel",
     "AsyncTool",
     "AttemptDiscardedEvent",
+    "DeltaContext",
     "ErrorEvent",
     "Event",
     "FallbackEvent",
@@ -112,6 +117,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ModelResponseEvent",
+    "OnDelta",
     "OpenAIChatModel",
     "Operation",
     "RetryEvent",

@@ -30,7 +30,7 @@ async def call_model(settings: Settings, plan: Plan, ctx: ModelContext) -> Outco
     agent = plan.agent
     model: Any = agent.model
     if settings.channel is not None:
-        outcome = await stream_model(settings, plan, settings.channel, ctx.request)
+        outcome = await stream_model(settings, plan, settings.channel, ctx)
     elif agent.model_is_async:
         outcome = await _awaited(model.generate(ctx.request))
     elif settings.is_async and agent.model_has_agenerate:

@@ -119,15 +119,13 @@ async def guarded(
             ctx = replace(passed, attempt=1, max_attempts=settings.retry.max_attempts)
         case _:
             assert_never(decision)
-    ran: list[Outcome[T]] = []  # what the operation itself returned, last attempt last
 
     async def attempt(ctx: C) -> Outcome[T]:
         # Recorded inside the wraps: a wrap calling call_next twice shows two attempts
         # (the first one's streamed text discarded), a cache's answer none.
         _discard(plan, record, ctx.attempt, "replaced")
         record.add(op.attempted(plan, ctx))
-        ran.append(await execute(ctx))
-        return ran[-1]
+        return await execute(ctx)
 
     ended, ctx = await _attempts(settings, plan, op, ctx, attempt=attempt, record=record)
     if isinstance(ended, Halt):  # a changed retry met a guard that halted it
@@ -137,16 +135,18 @@ async def guarded(
     if type(after) is Failure and after is not outcome:
         error = after.failure()
         record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
-    if plan.shown and (
-        type(after) is not Success or not ran or after.unwrap() is not _value(ran[-1])
-    ):
+    if plan.shown and _text(after) != "".join(plan.streamed):
         _discard(plan, record, ctx.attempt, "replaced")  # the answer is not the text streamed
     plan.shown = 0
+    plan.streamed.clear()
     return after, ctx
 
 
-def _value(outcome: Outcome[T]) -> T | None:
-    return outcome.unwrap() if type(outcome) is Success else None
+def _text(outcome: Outcome[T]) -> str | None:
+    """The text of a model's successful outcome (``None`` for anything else)."""
+    value = outcome.unwrap() if type(outcome) is Success else None
+    text: object = getattr(value, "text", None)
+    return text if isinstance(text, str) else None
 
 
 def _discard(
@@ -155,6 +155,7 @@ def _discard(
     """Tell a stream that the text it showed for ``attempt`` is not the answer."""
     if plan.shown:
         plan.shown = 0
+        plan.streamed.clear()
         record.add(AttemptDiscardedEvent(*plan.here(), attempt=attempt, reason=reason))
 
 

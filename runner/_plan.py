@@ -63,6 +63,7 @@ from hooks import (
     run_wrap,
 )
 from runner._agent import Agent
+from runner._delta import ON_DELTA
 from runner._drive import complete
 from runner._retry import RetryPolicy
 from runner._stream import Channel
@@ -85,6 +86,7 @@ POINTS: Final = (
     ON_TOOL_ERROR,
     WRAP_MODEL,
     WRAP_TOOL,
+    ON_DELTA,
 )
 """The hook points a run dispatches."""
 
@@ -152,11 +154,13 @@ class Plan:
         "awaiting",
         "branch",
         "compiled",
+        "hooks_deltas",
         "invocation",
         "is_async",
         "observers",
         "policy",
         "shown",
+        "streamed",
         "system",
         "wrapped",
     )
@@ -171,6 +175,7 @@ class Plan:
         self.policy: Final = settings.policy
         self.is_async: Final = settings.is_async
         self.shown = 0  # deltas streamed for the model attempt under way
+        self.streamed: list[str] = []  # the text the model streamed in that attempt
         self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
         # The points with an async method: the only ones an async run dispatches with
         # arun_*; every other dispatch takes the sync loop, with no coroutine to await.
@@ -180,6 +185,7 @@ class Plan:
             if settings.is_async and compiled.chain(point.name, point.kind).any_async
         )
         # The wrap points some callback wraps: the others run their operation directly.
+        self.hooks_deltas: Final = compiled.defines(ON_DELTA)
         self.wrapped: Final = frozenset(
             point.name for point in (WRAP_MODEL, WRAP_TOOL) if compiled.defines(point)
         )

@@ -15,9 +15,10 @@ import contextlib
 import functools
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
-from typing import Any, Final, cast
+from typing import Any, Final, assert_never, cast
 
-from hooks import Failure, ModelRequest, ModelResponse, Outcome, StopRun, Success
+from hooks import Cont, Failure, Halt, ModelContext, ModelResponse, Outcome, StopRun, Success
+from runner._delta import ON_DELTA, DeltaContext
 from runner._events import ModelChunk, TextDelta, ToolCallDelta
 from runner._plan import Plan, Settings
 from runner._stream import Channel
@@ -28,15 +29,21 @@ _END: Final = object()
 
 
 async def stream_model(
-    settings: Settings, plan: Plan, channel: Channel, request: ModelRequest
+    settings: Settings, plan: Plan, channel: Channel, ctx: ModelContext
 ) -> Outcome[Any]:
-    """One streamed attempt: deltas to ``channel`` as they come, the final response as outcome."""
+    """One streamed attempt: deltas to ``channel`` as they come, the final response as outcome.
+
+    Each delta passes the ``on_delta`` hooks first; a ``Halt`` there ends the model's
+    stream (closing it cancels the call) and its response is the attempt's answer.
+    """
     model: Any = plan.agent.model
+    request = ctx.request
     try:
         if callable(getattr(model, "astream", None)):
-            return await _drain(plan, channel, model.astream(request))
+            return await _drain(plan, channel, ctx, model.astream(request))
         if callable(getattr(model, "stream", None)):
-            return await _drain(plan, channel, _threaded(settings, model.stream(request)))
+            chunks = _threaded(settings, model.stream(request))
+            return await _drain(plan, channel, ctx, chunks)
         if plan.agent.model_is_async:
             response = await model.generate(request)
         elif plan.agent.model_has_agenerate:
@@ -49,11 +56,15 @@ async def stream_model(
     except Exception as exc:
         return Failure(exc)
     if isinstance(response, ModelResponse) and response.text:
-        await _put(plan, channel, TextDelta(response.text))
+        halted = await _put(plan, channel, ctx, TextDelta(response.text))
+        if halted is not None:
+            return Success(halted)
     return Success(response)
 
 
-async def _drain(plan: Plan, channel: Channel, chunks: AsyncIterator[ModelChunk]) -> Outcome[Any]:
+async def _drain(
+    plan: Plan, channel: Channel, ctx: ModelContext, chunks: AsyncIterator[ModelChunk]
+) -> Outcome[Any]:
     response: ModelResponse | None = None
     try:
         async for item in chunks:
@@ -64,7 +75,9 @@ async def _drain(plan: Plan, channel: Channel, chunks: AsyncIterator[ModelChunk]
             if isinstance(chunk, ModelResponse):
                 response = chunk
             elif isinstance(chunk, TextDelta | ToolCallDelta):
-                await _put(plan, channel, chunk)
+                halted = await _put(plan, channel, ctx, chunk)
+                if halted is not None:  # a stream hook ended the call: its answer stands
+                    return Success(halted)
             else:
                 msg = (
                     "a model stream yields TextDelta, ToolCallDelta, then one ModelResponse; "
@@ -80,9 +93,27 @@ async def _drain(plan: Plan, channel: Channel, chunks: AsyncIterator[ModelChunk]
     return Success(response)
 
 
-async def _put(plan: Plan, channel: Channel, delta: TextDelta | ToolCallDelta) -> None:
+async def _put(
+    plan: Plan, channel: Channel, ctx: ModelContext, delta: TextDelta | ToolCallDelta
+) -> ModelResponse | None:
+    """Send one delta out through the stream hooks; a hook's ``Halt`` response, if any."""
+    delta = replace(delta, agent=plan.agent.name, branch=plan.branch)
+    if isinstance(delta, TextDelta):
+        plan.streamed.append(delta.text)  # the model's own text, whatever the hooks show
+    if plan.hooks_deltas:
+        decision = await plan.before(ON_DELTA, DeltaContext(plan.invocation, delta, ctx.attempt))
+        match decision:
+            case Halt(response):
+                return response
+            case Cont(passed):
+                if passed.delta is None:
+                    return None  # dropped from the stream, still part of the answer
+                delta = passed.delta
+            case _:
+                assert_never(decision)
     plan.shown += 1
-    await channel.put(replace(delta, agent=plan.agent.name, branch=plan.branch))
+    await channel.put(delta)
+    return None
 
 
 async def _threaded(settings: Settings, chunks: Iterator[ModelChunk]) -> AsyncIterator[ModelChunk]:

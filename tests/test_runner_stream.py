@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from hooks import Failure, ModelContext, Outcome, Result, Retry, Success
+from hooks import (
+    BeforeResult,
+    Cont,
+    Failure,
+    Halt,
+    ModelContext,
+    Outcome,
+    Result,
+    Retry,
+    Success,
+)
 from runner import (
     Agent,
     AttemptDiscardedEvent,
+    DeltaContext,
     ModelChunk,
     ModelRequest,
     ModelResponse,
@@ -281,3 +293,71 @@ def test_an_unrecovered_error_is_raised_after_the_events_that_led_to_it() -> Non
         asyncio.run(main(runner))
     kinds = [type(event).__name__ for event in seen]
     assert kinds[-2:] == ["ErrorEvent", "AttemptDiscardedEvent"]
+
+
+class Censor:
+    """A stream hook: drops deltas holding 'b', upper-cases the rest."""
+
+    def on_delta(self, ctx: DeltaContext, /) -> BeforeResult[DeltaContext, ModelResponse]:
+        """Change or drop the text delta."""
+        delta = ctx.delta
+        if not isinstance(delta, TextDelta):
+            return Cont(ctx)
+        if "b" in delta.text:
+            return Cont(replace(ctx, delta=None))
+        return Cont(replace(ctx, delta=replace(delta, text=delta.text.upper())))
+
+
+def test_a_stream_hook_changes_and_drops_what_the_consumer_sees_not_the_answer() -> None:
+    """The consumer gets the changed pieces; the run's answer is still the model's."""
+    model = Streaming([ModelResponse("aaabbbccc")])
+    with Runner(Agent("assistant", model)) as runner:
+        events = drain(runner, "hi", callbacks=[Censor()])
+    assert deltas(events) == "AAACCC"
+    assert finished(events).result.output == "aaabbbccc"
+    assert not [e for e in events if isinstance(e, AttemptDiscardedEvent)]
+
+
+class Cutoff:
+    """A stream hook that halts the model call at its second delta."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def on_delta(self, ctx: DeltaContext, /) -> BeforeResult[DeltaContext, ModelResponse]:
+        """Let one delta through, then stop the call with a short answer."""
+        self.seen += 1
+        if self.seen == 2:
+            return Halt(ModelResponse("Cut short."))
+        return Cont(ctx)
+
+
+class Closing(Streaming):
+    """A streaming model that notes when its stream was closed early."""
+
+    def __init__(self, answers: Sequence[ModelResponse | Exception]) -> None:
+        super().__init__(answers)
+        self.closed = False
+
+    async def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
+        """Stream as ``Streaming`` does; note a close before the end."""
+        finished_stream = False
+        try:
+            async for chunk in super().astream(request):
+                yield chunk
+            finished_stream = True
+        finally:
+            self.closed = not finished_stream
+
+
+def test_a_stream_hook_halting_cancels_the_model_call() -> None:
+    """The model's stream is closed mid-way; the hook's response is the answer, the text
+    already shown is discarded."""
+    model = Closing([ModelResponse("a long answer in many pieces")])
+    with Runner(Agent("assistant", model)) as runner:
+        events = drain(runner, "hi", callbacks=[Cutoff()])
+    assert model.closed
+    assert model.pulled == 2
+    assert finished(events).result.output == "Cut short."
+    [discarded] = [e for e in events if isinstance(e, AttemptDiscardedEvent)]
+    assert discarded.reason == "replaced"
