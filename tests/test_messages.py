@@ -17,6 +17,7 @@ from hooks import (
     ToolCall,
     ToolContext,
     ToolResult,
+    Usage,
 )
 
 CALL = ToolCall("c1", "add", {"a": 1})
@@ -26,6 +27,7 @@ UntypedResponse: Any = ModelResponse
 UntypedCall: Any = ToolCall
 UntypedResult: Any = ToolResult
 UntypedMessage: Any = Message
+UntypedUsage: Any = Usage
 
 
 class Text(str):
@@ -178,6 +180,18 @@ def test_contexts_carry_the_retry_budget() -> None:
             lambda: UntypedResponse(tool_calls=[]),
             "ModelResponse.tool_calls must be a tuple of ToolCall (write tuple(calls)), "
             "got list []",
+        ),
+        (
+            lambda: UntypedResponse(usage=3),
+            "ModelResponse.usage must be a Usage or None, got int 3",
+        ),
+        (
+            lambda: UntypedResponse(finish_reason=1),
+            "ModelResponse.finish_reason must be a str or None, got int 1",
+        ),
+        (
+            lambda: UntypedUsage(output_tokens=-1),
+            "Usage.output_tokens must be an int >= 0, got int -1",
         ),
         (lambda: UntypedResult(42), "ToolResult.content must be a str, got int 42"),
         (

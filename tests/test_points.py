@@ -20,11 +20,17 @@ from hooks import (
     AfterPoint,
     BeforePoint,
     ErrorPoint,
+    WrapPoint,
 )
 from hooks._points import known_points
 
-POINT_TYPES: list[type[Any]] = [BeforePoint, AfterPoint, ErrorPoint]
-KINDS: dict[type[Any], str] = {BeforePoint: "before", AfterPoint: "after", ErrorPoint: "error"}
+POINT_TYPES: list[type[Any]] = [BeforePoint, AfterPoint, ErrorPoint, WrapPoint]
+KINDS: dict[type[Any], str] = {
+    BeforePoint: "before",
+    AfterPoint: "after",
+    ErrorPoint: "error",
+    WrapPoint: "wrap",
+}
 
 
 def fresh_name(prefix: str = "points") -> str:

@@ -6,7 +6,7 @@ import itertools
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
@@ -248,3 +248,13 @@ def test_hash_agrees_with_equality_across_payload_types(payload: int) -> None:
         exact, approximate = tag(payload), tag(float(payload))
         assert exact == approximate
         assert hash(exact) == hash(approximate)
+
+
+@settings(max_examples=40)
+@given(payloads=st.lists(HASHABLE, max_size=12))
+def test_hash_follows_the_payload(payloads: list[object]) -> None:
+    """A tag's hash keeps its payload's: results of one tag spread over a set's buckets as
+    widely as their payloads do."""
+    spread = len({hash(payload) for payload in payloads})
+    for tag in ALL_TAGS:
+        assert len({hash(tag(payload)) for payload in payloads}) == spread
