@@ -204,8 +204,9 @@ class Runner:
             yield RunStartedEvent(
                 run_id=run.id, session_id=run.session_id, agent=self.agent.name, time=time.time()
             )
-            async for item in channel:
-                yield item
+            while batch := await channel.batch():
+                for item in batch:
+                    yield item
             yield RunFinishedEvent(result=await task, time=time.time())
         finally:
             if not task.done():

@@ -2,15 +2,14 @@
 
 The run pushes each recorded event (never blocking: a step records a handful) and
 puts each delta (waiting while ``limit`` items wait unread: a slow consumer slows the
-model's stream, so nothing buffers without bound). The consumer iterates until the
-run closes the channel.
+model's stream, so nothing buffers without bound). The consumer takes what waits in
+batches (one wake-up per batch, not per delta) until the run closes the channel.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
 from typing import Final, final
 
 from runner._events import Event, TextDelta, ToolCallDelta
@@ -38,6 +37,10 @@ class Channel:
         self._items.append(item)
         self._ready.set()
 
+    def has_room(self) -> bool:
+        """Whether a delta can go out at once (fewer than ``limit`` items wait unread)."""
+        return len(self._items) < self.limit
+
     async def put(self, item: TextDelta | ToolCallDelta) -> None:
         """Hand a delta on, first waiting while ``limit`` items wait unread."""
         while len(self._items) >= self.limit:
@@ -50,13 +53,14 @@ class Channel:
         self._closed = True
         self._ready.set()
 
-    async def __aiter__(self) -> AsyncIterator[Item]:
-        while True:
-            while self._items:
-                item = self._items.popleft()
-                self._room.set()
-                yield item
+    async def batch(self) -> list[Item]:
+        """Every item waiting, in order, once there is one; ``[]`` once closed and read."""
+        while not self._items:
             if self._closed:
-                return
+                return []
             self._ready.clear()
             await self._ready.wait()
+        items = list(self._items)
+        self._items.clear()
+        self._room.set()
+        return items

@@ -72,7 +72,12 @@ async def _drain(
             if response is not None:
                 msg = f"a model stream yielded {type(chunk).__name__} after its ModelResponse"
                 return Failure(TypeError(msg))
-            if isinstance(chunk, ModelResponse):
+            if type(chunk) is TextDelta and not plan.hooks_deltas and channel.has_room():
+                # The common case first, inline: no stream hook, a consumer keeping up.
+                plan.streamed.append(chunk.text)
+                plan.shown += 1
+                channel.push(TextDelta(chunk.text, plan.agent.name, plan.branch))
+            elif isinstance(chunk, ModelResponse):
                 response = chunk
             elif isinstance(chunk, TextDelta | ToolCallDelta):
                 halted = await _put(plan, channel, ctx, chunk)
@@ -97,9 +102,12 @@ async def _put(
     plan: Plan, channel: Channel, ctx: ModelContext, delta: TextDelta | ToolCallDelta
 ) -> ModelResponse | None:
     """Send one delta out through the stream hooks; a hook's ``Halt`` response, if any."""
-    delta = replace(delta, agent=plan.agent.name, branch=plan.branch)
-    if isinstance(delta, TextDelta):
+    agent, branch = plan.agent.name, plan.branch
+    if type(delta) is TextDelta:
         plan.streamed.append(delta.text)  # the model's own text, whatever the hooks show
+        delta = TextDelta(delta.text, agent, branch)
+    else:
+        delta = replace(delta, agent=agent, branch=branch)
     if plan.hooks_deltas:
         decision = await plan.before(ON_DELTA, DeltaContext(plan.invocation, delta, ctx.attempt))
         match decision:
@@ -112,7 +120,10 @@ async def _put(
             case _:
                 assert_never(decision)
     plan.shown += 1
-    await channel.put(delta)
+    if channel.has_room():
+        channel.push(delta)
+    else:
+        await channel.put(delta)  # a slow consumer: wait for room
     return None
 
 
