@@ -1355,3 +1355,40 @@ def test_a_models_agenerate_is_awaited_in_run_async(mode: Mode) -> None:
     [attempt] = events_of(result, ModelAttemptEvent)
     assert request == attempt.request
     assert request.messages == (Message("user", "hi"),)
+
+
+class RefuseAnswers(AfterAgent):
+    """Turns the agent's answer into ``error`` in ``after_agent``; passes failures on."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def after_agent(
+        self, outcome: Outcome[ModelResponse], ctx: AgentContext, /
+    ) -> Result[ModelResponse, Exception]:
+        """Fail a successful run; leave a failed one as it is."""
+        return Failure(self.error) if isinstance(outcome, Success) else outcome
+
+
+def streamed_errors(runner: Runner, error: type[Exception], hook: RefuseAnswers) -> list[object]:
+    """``(operation, error)`` of each ``ErrorEvent`` a stream shows before raising ``error``."""
+    seen: list[object] = []
+
+    async def main() -> None:
+        async for event in runner.stream("hi", callbacks=[hook]):
+            seen.append(event)
+
+    with pytest.raises(error):
+        asyncio.run(main())
+    return [(e.operation, e.error) for e in seen if isinstance(e, ErrorEvent)]
+
+
+def test_an_after_agent_failure_is_on_record_before_it_is_raised() -> None:
+    """A new error from after_agent is an "agent" ``ErrorEvent``; a failure passed on adds none."""
+    refusal = LookupError("after_agent refused")
+    with Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner:
+        assert streamed_errors(runner, LookupError, RefuseAnswers(refusal)) == [("agent", refusal)]
+    outage = ModelDown("outage")
+    agent = Agent("assistant", ScriptedModel([outage]))
+    with Runner(agent, retry=RetryPolicy(max_attempts=1)) as runner:
+        assert streamed_errors(runner, ModelDown, RefuseAnswers(refusal)) == [("model", outage)]
