@@ -4,24 +4,36 @@
 strings, or exceptions to raise, in order) and, once the script is used up, from
 rules: a regular expression over the last user message (or the last tool result)
 mapped to a reply or a tool call. That is enough for examples and tests to look
-like a real assistant.
+like a real assistant. It streams too: the same answer, in chunks of ``chunk_size``
+characters.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import itertools
 import json
 import re
 import threading
-from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, final
 
 from hooks import ModelRequest, ModelResponse, ToolCall
-from runner._checks import int_at_least
+from runner._checks import int_at_least, positive_int
 from runner._errors import ScriptExhausted
 from runner._events import ModelChunk
+from runner._scripted_stream import deltas
 
 __all__ = [
     "AsyncModel",
@@ -119,9 +131,22 @@ class ScriptedModel:
     so tests can see what the model was really sent: 100 by default, so a long
     session's model does not keep its whole history many times over; ``None`` keeps
     them all, ``0`` none. ``calls`` counts every call, kept or not. Thread-safe.
+
+    ``stream`` and ``astream`` answer what ``generate`` would, in chunks: the text in
+    pieces of ``chunk_size`` characters, then each tool call (its id and name, then
+    its JSON arguments in pieces of ``chunk_size``), then the whole response.
     """
 
-    __slots__ = ("_calls", "_ids", "_kept", "_lock", "_script", "default", "rules")
+    __slots__ = (
+        "_calls",
+        "_ids",
+        "_kept",
+        "_lock",
+        "_script",
+        "chunk_size",
+        "default",
+        "rules",
+    )
 
     def __init__(
         self,
@@ -131,11 +156,13 @@ class ScriptedModel:
         rules: Sequence[Rule] = (),
         default: str | None = None,
         keep_requests: int | None = 100,
+        chunk_size: int = 8,
     ) -> None:
         if keep_requests is not None:
             int_at_least(
                 "ScriptedModel.keep_requests", keep_requests, 0, expected="None or an int >= 0"
             )
+        self.chunk_size = positive_int("ScriptedModel.chunk_size", chunk_size)
         self._script = list(script)
         self.rules = tuple(rules)
         self.default = default
@@ -152,7 +179,7 @@ class ScriptedModel:
 
     @property
     def calls(self) -> int:
-        """How many times ``generate`` was called, whether its request is kept or not."""
+        """How many requests were answered (``generate``, ``stream``, ``astream``), kept or not."""
         return self._calls
 
     def generate(self, request: ModelRequest, /) -> ModelResponse:
@@ -175,6 +202,28 @@ class ScriptedModel:
         if self.default is not None:
             return ModelResponse(text=self.default)
         raise ScriptExhausted(calls)
+
+    def stream(self, request: ModelRequest, /) -> Generator[ModelChunk, None, None]:
+        """What ``generate`` answers, as deltas, then the whole response.
+
+        The request is taken (and a scripted exception raised) at the first ``next``.
+        """
+        response = self.generate(request)
+        yield from deltas(response, self.chunk_size)
+        yield response
+
+    async def astream(self, request: ModelRequest, /) -> AsyncGenerator[ModelChunk, None]:
+        """``stream`` for async code: each chunk after one pass of the event loop.
+
+        Passing control before each chunk lets concurrent streams interleave as a
+        network model's do.
+        """
+        response = self.generate(request)
+        for delta in deltas(response, self.chunk_size):
+            await asyncio.sleep(0)
+            yield delta
+        await asyncio.sleep(0)
+        yield response
 
     def _by_rule(self, request: ModelRequest, call_id: str) -> ModelResponse | None:
         if not request.messages:

@@ -6,11 +6,13 @@ llama.cpp's ``llama-server``, LM Studio, OpenRouter. The SDK is the optional ext
 and without the extra fails there with the command that installs it.
 
 ``generate`` speaks through the SDK's sync client (``Runner.run``), ``agenerate``
-through its async client (``Runner.run_async``, with no thread hop). Both are made on
+through its async client (``Runner.run_async``, with no thread hop); ``stream`` and
+``astream`` are their streamed forms (``Runner.stream``). The clients are made on
 first use, with the SDK's own retries off: hookline's error hooks own every retry, so
 each attempt shows in events and hooks. What the SDK raises (``openai.RateLimitError``,
 ``APITimeoutError``, ``APIConnectionError``, ``InternalServerError``,
-``BadRequestError``...) leaves ``generate`` unchanged, for ``on_model_error``.
+``BadRequestError``...) leaves ``generate`` and the streams unchanged, for
+``on_model_error``: a stream raises it before its first delta, or mid-stream.
 """
 
 from __future__ import annotations
@@ -18,20 +20,24 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Generator
 from typing import TYPE_CHECKING, Any, ClassVar, Final, cast, final
 
 from hooks import ModelRequest, ModelResponse
+from runner._events import ModelChunk
+from runner._openai_clients import OnLoop, closing
+from runner._openai_stream import StreamReader
 from runner._openai_wire import from_completion, to_messages, to_tools
 
 if TYPE_CHECKING:
     import openai
-    from openai.types.chat import ChatCompletion
+    from openai import AsyncStream, Stream
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 __all__ = ["OpenAIChatModel"]
 
 _INSTALL: Final = "pip install 'hookline[openai]'"
-# The adapter sets these itself; streaming is Runner.stream's (a later release).
+# The adapter sets these itself: stream() and astream() ask for a stream.
 _RESERVED: Final = frozenset(("messages", "tools", "stream"))
 # Sent when no key is given or set in the environment but a base_url is: self-hosted
 # servers (vLLM, Ollama, llama.cpp, LM Studio) run without keys; one that wants a key
@@ -101,7 +107,7 @@ class OpenAIChatModel:
         if reserved:
             msg = (
                 f"OpenAIChatModel sets {', '.join(reserved)} itself: the messages and "
-                "tools come from the run (streaming comes with Runner.stream)"
+                "tools come from the run (stream() and astream() ask for a stream)"
             )
             raise TypeError(msg)
         self.model: Final = model
@@ -111,7 +117,7 @@ class OpenAIChatModel:
         self._given = client
         self._given_async = async_client
         self._client: openai.OpenAI | None = None
-        self._async: _OnLoop | None = None
+        self._async: OnLoop | None = None
         self._lock = threading.Lock()
 
     def generate(self, request: ModelRequest, /) -> ModelResponse:
@@ -119,10 +125,7 @@ class OpenAIChatModel:
         client = self._given or self._client or self._sync_client()
         # The SDK's overloads cannot tell which one `**params` picks: never a stream here.
         completion = cast(
-            "ChatCompletion",
-            client.chat.completions.create(
-                model=self.model, messages=to_messages(request.messages), **self._request(request)
-            ),
+            "ChatCompletion", client.chat.completions.create(**self._request(request))
         )
         return from_completion(completion)
 
@@ -130,12 +133,45 @@ class OpenAIChatModel:
         """Answer ``request`` through the async client; what the SDK raises propagates."""
         client = self._given_async or await self._async_client()
         completion = cast(
-            "ChatCompletion",
-            await client.chat.completions.create(
-                model=self.model, messages=to_messages(request.messages), **self._request(request)
-            ),
+            "ChatCompletion", await client.chat.completions.create(**self._request(request))
         )
         return from_completion(completion)
+
+    def stream(self, request: ModelRequest, /) -> Generator[ModelChunk, None, None]:
+        """Answer ``request`` as it is generated, through the sync client: deltas, then
+        the whole response (usage from the last chunk).
+
+        The request goes out at the first ``next``; closing the iterator early closes
+        the HTTP response.
+        """
+        client = self._given or self._client or self._sync_client()
+        chunks = cast(
+            "Stream[ChatCompletionChunk]",
+            client.chat.completions.create(**self._request(request, stream=True)),
+        )
+        reader = StreamReader()
+        try:
+            for chunk in chunks:
+                yield from reader.read(chunk)
+        finally:
+            chunks.close()
+        yield reader.response()
+
+    async def astream(self, request: ModelRequest, /) -> AsyncGenerator[ModelChunk, None]:
+        """``stream`` through the async client; ``aclose()`` early closes the response."""
+        client = self._given_async or await self._async_client()
+        chunks = cast(
+            "AsyncStream[ChatCompletionChunk]",
+            await client.chat.completions.create(**self._request(request, stream=True)),
+        )
+        reader = StreamReader()
+        try:
+            async for chunk in chunks:
+                for delta in reader.read(chunk):
+                    yield delta
+        finally:
+            await chunks.close()
+        yield reader.response()
 
     def close(self) -> None:
         """Close the sync client this model made (a given one is the caller's to close)."""
@@ -150,10 +186,18 @@ class OpenAIChatModel:
         if made is not None and made.loop is asyncio.get_running_loop():
             await made.keeper.aclose()
 
-    def _request(self, request: ModelRequest) -> dict[str, Any]:
-        if not request.tools:
-            return self._params
-        return {**self._params, "tools": to_tools(request.tools)}
+    def _request(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
+        """The keywords of one ``create``: model, messages, tools and params (and streaming)."""
+        body = {"model": self.model, "messages": to_messages(request.messages), **self._params}
+        if request.tools:
+            body["tools"] = to_tools(request.tools)
+        if stream:
+            # Usage comes only in a last chunk sent when asked for; a caller's other
+            # stream options (include_obfuscation...) go along.
+            given: dict[str, Any] = self._params.get("stream_options") or {}
+            body["stream"] = True
+            body["stream_options"] = {**given, "include_usage": True}
+        return body
 
     def _sync_client(self) -> openai.OpenAI:
         import openai
@@ -172,9 +216,9 @@ class OpenAIChatModel:
         import openai
 
         client = openai.AsyncOpenAI(**self._settings(), max_retries=0)
-        keeper = _closing(client)
+        keeper = closing(client)
         await anext(keeper)  # runs to its yield: nothing suspends between check and set
-        self._async = _OnLoop(loop, client, keeper)
+        self._async = OnLoop(loop, client, keeper)
         return client
 
     def _settings(self) -> dict[str, Any]:
@@ -194,33 +238,3 @@ class OpenAIChatModel:
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""
         return f"OpenAIChatModel({self.model!r}{where})"
-
-
-@final
-class _OnLoop:
-    """An async client and the loop it belongs to; ``keeper`` closes it with the loop."""
-
-    __slots__ = ("client", "keeper", "loop")
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        client: openai.AsyncOpenAI,
-        keeper: AsyncGenerator[None, None],
-    ) -> None:
-        self.loop: Final = loop
-        self.client: Final = client
-        self.keeper: Final = keeper
-
-
-async def _closing(client: openai.AsyncOpenAI) -> AsyncGenerator[None, None]:
-    """Suspended at its ``yield`` for the client's life, closes it when finalized.
-
-    ``asyncio.run`` and ``asyncio.Runner`` finalize a loop's suspended async generators
-    before closing it (``shutdown_asyncgens``), so a client made on a loop closes its
-    connections on that loop, and ``asyncio.run`` after ``asyncio.run`` leaks none.
-    """
-    try:
-        yield
-    finally:
-        await client.close()

@@ -2,15 +2,22 @@
 
 ``OpenAIServer`` serves ``POST /v1/chat/completions`` on 127.0.0.1 (port 0: a free
 one), on its own thread, with HTTP/1.1 keep-alive as real servers do. Each request
-takes the next scripted ``Reply`` (a completion, or an error status with headers); its
+takes the next scripted ``Reply`` (a completion, a stream of chunks served as
+server-sent events, or an error status with headers); its
 JSON body is kept in ``bodies``, its headers (names in lower case) in ``headers``. The
 script bounds the requests: once it is used up, the server answers 500 and counts the
 request in ``unexpected``, which the ``server`` fixture requires to be 0; past
 ``max_requests`` it answers 503 to anything. No request ever leaves the machine.
 
+A streamed reply goes out as a real server sends it: ``text/event-stream`` in chunked
+transfer encoding, one ``data: {chunk}`` event per chunk, then ``data: [DONE]``. Each
+event is written in two halves, flushed apart, so an event (even a character of it: the
+JSON is UTF-8, not escaped) arrives split across reads, as over a slow network.
+
 Not a conftest: a module uses the fixtures by importing them (``server =
 openai_server.server``). The helpers build response bodies as the API reference
-describes them: ``completion``, ``tool_call``, ``error``.
+describes them: ``completion``, ``tool_call``, ``error``; and streams: ``chunk``,
+``streamed``, and ``as_stream``, which cuts a completion into chunks at awkward places.
 """
 
 from __future__ import annotations
@@ -38,11 +45,16 @@ ENVIRONMENT = (
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer: an HTTP status, a JSON body and extra headers."""
+    """One scripted answer: an HTTP status, a JSON body and extra headers.
+
+    With ``events`` (then ``body`` is unused), the answer is a stream: each event is a
+    chunk's JSON, sent as a server-sent event, then ``[DONE]``.
+    """
 
     body: Mapping[str, Any]
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    events: Sequence[Mapping[str, Any]] | None = None
 
 
 def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -79,6 +91,61 @@ def completion(
     if usage is not None:
         body["usage"] = dict(usage)
     return Reply(body)
+
+
+def chunk(
+    delta: Mapping[str, Any] | None = None,
+    *,
+    finish_reason: str | None = None,
+    usage: Mapping[str, Any] | None = None,
+    choices: bool = True,
+) -> dict[str, Any]:
+    """A ``chat.completion.chunk``: one choice with ``delta``, or none (``choices=False``)."""
+    body: dict[str, Any] = {
+        "id": "chatcmpl-stream",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": "test-model",
+        "choices": [],
+    }
+    if choices:
+        choice = {"index": 0, "delta": dict(delta or {}), "finish_reason": finish_reason}
+        body["choices"] = [{**choice, "logprobs": None}]
+    if usage is not None:
+        body["usage"] = dict(usage)
+    return body
+
+
+def streamed(*events: Mapping[str, Any]) -> Reply:
+    """A streamed answer: ``events`` (chunks, or an ``{"error": ...}`` body) as sent."""
+    return Reply({}, events=events)
+
+
+def as_stream(reply: Reply, size: int = 3) -> Reply:
+    """``reply``'s completion as a server streams it, every piece ``size`` characters.
+
+    A first chunk with the role, the text in pieces (mid-word), each tool call as its id
+    and name, then its arguments in pieces (mid-token), a chunk with the finish reason,
+    and the usage, if any, in a last chunk with no choices.
+    """
+    (choice,) = reply.body["choices"]
+    message = choice["message"]
+    text: str = message["content"] or ""
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": text[at : at + size]}) for at in range(0, len(text), size)]
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        function = call["function"]
+        start = {"index": index, "id": call["id"], "type": "function"}
+        events.append(chunk({"tool_calls": [{**start, "function": {"name": function["name"]}}]}))
+        arguments: str = function["arguments"]
+        events += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            for piece in (arguments[at : at + size] for at in range(0, len(arguments), size))
+        ]
+    events.append(chunk({}, finish_reason=choice["finish_reason"]))
+    if "usage" in reply.body:
+        events.append(chunk(usage=reply.body["usage"], choices=False))
+    return streamed(*events)
 
 
 def error(
@@ -165,11 +232,22 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
         disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms ACK waits
         timeout = 10  # an idle kept-alive connection frees its thread after this
 
+        def handle(self) -> None:
+            """Serve the connection's requests; a client that reset it is simply gone (one
+            that stops reading a stream resets it, as clients of real servers do)."""
+            try:
+                super().handle()
+            except ConnectionResetError:
+                self.close_connection = True
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"null")
             headers = {name.lower(): value for name, value in self.headers.items()}
             reply = server.take(self.path, headers, body)
+            if reply.events is not None:
+                self.send_events(reply, reply.events)
+                return
             data = json.dumps(reply.body).encode()
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
@@ -178,6 +256,27 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
+
+        def send_events(self, reply: Reply, events: Sequence[Mapping[str, Any]]) -> None:
+            """Send ``events`` as server-sent events, each in two halves, then ``[DONE]``."""
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            lines = [json.dumps(event, ensure_ascii=False) for event in events] + ["[DONE]"]
+            try:
+                for line in lines:
+                    data = f"data: {line}\n\n".encode()
+                    half = len(data) // 2  # may cut a UTF-8 character: the client reassembles
+                    for piece in (data[:half], data[half:]):
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                        self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client stopped reading: so does the server
 
         def log_message(self, format: str, *args: Any) -> None:  # `format`: the base's name
             """Quiet: the tests read ``bodies``, not a log."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import dispatch, openai_adapter, runner
+from benchmarks import dispatch, openai_adapter, runner, streaming
 
 
 def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -35,3 +35,14 @@ def test_openai_adapter_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> No
     assert out.count("adapter/sdk") == 2
     assert "adapter's own work" in out
     assert "targets:" in out
+
+
+def test_streaming_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The model-stream benchmark reports every contender's per-delta cost and first item,
+    and the OpenAI stream reader's cost per chunk."""
+    assert streaming.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for name in ("bare+wait", "ScriptedModel.astream", "ScriptedModel.stream"):
+        assert name in out
+    assert out.count(" µs") == 6
+    assert "StreamReader.read" in out
