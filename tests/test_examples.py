@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from examples import custom_point, error_handlers, quickstart, typed_callbacks, wraps
+from examples import custom_point, error_handlers, quickstart, streaming, typed_callbacks, wraps
 from runner import (
     ModelAttemptEvent,
     OpenAIChatModel,
@@ -286,3 +287,23 @@ def test_quickstart_runs_against_a_real_model_server(
     assert all(body["model"] == "test-model" for body in server.bodies)
     assert "jane.doe@example.com" not in json.dumps(server.bodies)
     assert "<email>" in json.dumps(server.bodies[-1])
+
+
+def test_streaming_prints_the_answer_as_it_is_written() -> None:
+    """The text arrives in chunks, the tool call shows as it starts, the broken attempt is
+    announced discarded, and the answers are the runs' outputs."""
+    pieces: list[str] = []
+    answers = asyncio.run(streaming.chat(pieces.append))
+    assert answers == ["Paris: 18°C, light rain.", "Tomorrow looks sunny in Paris, 21°C."]
+    shown = "".join(pieces)
+    assert "[calling weather] -> Paris: 18°C, light rain" in shown
+    assert "Tomorrow it will be [connection lost: discard that]" in shown
+    assert "Tomorrow looks sunny in Paris, 21°C." in shown
+    assert pieces.count("Tomorrow it will be") == 1
+    assert len([piece for piece in pieces if piece and piece in answers[1]]) > 3  # chunks
+
+
+def test_make_demo_runs_the_streaming_example_too() -> None:
+    """``make demo`` shows streaming after the quickstart, offline."""
+    makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
+    assert "examples.streaming" in makefile.split("demo:", 1)[1].split("\n\n", 1)[0]
