@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import dispatch, openai_adapter, runner, streaming
+from benchmarks import dispatch, openai_adapter, runner, stream_runner, streaming
 
 
 def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -46,3 +46,13 @@ def test_streaming_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
         assert name in out
     assert out.count(" µs") == 6
     assert "StreamReader.read" in out
+
+
+def test_stream_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The streamed-run benchmark reports per-delta costs against the model's own stream,
+    for pieces that wait on the loop and pieces from memory, and the first delta."""
+    assert stream_runner.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Runner.stream ") == 2
+    assert out.count("first delta") == 2
+    assert "target" in out
