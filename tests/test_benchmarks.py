@@ -53,6 +53,6 @@ def test_stream_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> Non
     for pieces that wait on the loop and pieces from memory, and the first delta."""
     assert stream_runner.main(["--quick"]) == 0
     out = capsys.readouterr().out
-    assert out.count("Runner.stream ") == 2
+    assert out.count("  Runner.stream ") == 2
     assert out.count("first delta") == 2
     assert "target" in out
