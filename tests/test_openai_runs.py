@@ -7,6 +7,7 @@ script and keeps every request, so each test says exactly what went over the wir
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,16 +28,21 @@ from runner import (
     RetryEvent,
     RetryPolicy,
     RetryTransient,
+    RunFinishedEvent,
     Runner,
+    RunStartedEvent,
+    StreamEvent,
+    TextDelta,
     ToolArgumentsError,
     ToolCall,
+    ToolCallDelta,
     ToolCallEvent,
     ToolContext,
     ToolResult,
     Usage,
 )
 from tests import openai_server, runner_helpers
-from tests.openai_server import OpenAIServer, completion, error, tool_call
+from tests.openai_server import OpenAIServer, as_stream, completion, error, tool_call
 from tests.runner_helpers import Mode, drive, events_of
 
 mode = runner_helpers.mode
@@ -303,3 +309,35 @@ def test_a_fallback_model_answers_when_the_first_keeps_failing(
     assert result.output == "From the backup."
     assert [body["model"] for body in server.bodies] == ["test-model", "test-model", "backup-model"]
     assert len(events_of(result, FallbackEvent)) == 1
+
+
+def test_a_streamed_run_against_the_sse_server(
+    server: OpenAIServer, model: OpenAIChatModel
+) -> None:
+    """``Runner.stream`` over real SSE split mid-word and mid-argument: the tool call is
+    put together, the text deltas join to the output, and the stream agrees with the record."""
+    server.script(
+        as_stream(
+            completion(None, tool_calls=[tool_call("call_1", "add", '{"a": 2, "b": 3}')]),
+            size=2,
+        ),
+        as_stream(completion("It is five, as you asked.", usage=USAGE), size=3),
+    )
+
+    async def main() -> list[StreamEvent]:
+        with runner_for(model) as runner:
+            return [event async for event in runner.stream("What is 2 + 3?")]
+
+    events = asyncio.run(main())
+    last = events[-1]
+    assert isinstance(last, RunFinishedEvent)
+    result = last.result
+    assert result.output == "It is five, as you asked."
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == result.output
+    calls = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert calls[0].name == "add"
+    assert "".join(e.arguments for e in calls) == '{"a": 2, "b": 3}'
+    skipped = (TextDelta, ToolCallDelta, RunStartedEvent, RunFinishedEvent)
+    assert [e for e in events if not isinstance(e, skipped)] == list(result.events)
+    assert result.usage == Usage(50, 10)
+    assert [body["stream"] for body in server.bodies] == [True, True]
