@@ -22,7 +22,7 @@ from hooks import (
     ErrorPoint,
     WrapPoint,
 )
-from hooks._points import known_points
+from hooks._points import first_declared, known_points
 
 POINT_TYPES: list[type[Any]] = [BeforePoint, AfterPoint, ErrorPoint, WrapPoint]
 KINDS: dict[type[Any], str] = {
@@ -278,3 +278,17 @@ def test_a_payload_type_error_names_the_point_as_built(point_type: type[Any]) ->
         point_type(name, value="dict")
     assert str(excinfo.value).startswith(f"{point_type.__name__}({name!r}): value must be a class ")
     assert str(excinfo.value).endswith("or None, got 'dict'")
+
+
+@pytest.mark.parametrize("point_type", POINT_TYPES)
+def test_the_first_declaration_of_a_name_is_kept(point_type: type[Any]) -> None:
+    """``first_declared(name)`` is the first point declared with ``name``, payload types and
+    all: neither a redeclaration nor a refused one of another kind replaces it."""
+    name = fresh_name()
+    assert first_declared(name) is None
+    first = point_type(name, context=int, value=str)
+    point_type(name)
+    other = next(other for other in POINT_TYPES if other is not point_type)
+    with pytest.raises(ValueError, match="already declared"):
+        other(name)
+    assert first_declared(name) is first
