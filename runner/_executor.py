@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from hooks import Failure, ModelContext, ModelResponse, Outcome, StopRun, Success, ToolResult
-from runner._plan import Plan, Settings
+from runner._plan import Plan
+from runner._settings import Settings
 from runner._streamed import stream_model
 from runner._tools import AsyncTool, Tool
 

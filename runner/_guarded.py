@@ -55,8 +55,9 @@ from runner._events import (
     RetryEvent,
     ToolAttemptEvent,
 )
-from runner._plan import Plan, Settings
+from runner._plan import Plan
 from runner._record import Record
+from runner._settings import Settings
 
 __all__ = ["MODEL", "TOOL", "Operation", "guarded"]
 

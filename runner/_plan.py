@@ -8,14 +8,9 @@ traced and told to them as a ``HookEvent`` naming the callback that decided.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import random
-import threading
 import time
 from collections.abc import Callable, Coroutine
-from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any, Final, TypeVar, final
 
@@ -35,7 +30,6 @@ from hooks import (
     BeforeResult,
     CompiledCallbacks,
     Cont,
-    DispatchPolicy,
     ErrorPoint,
     ErrorResult,
     Failure,
@@ -51,7 +45,6 @@ from hooks import (
     Success,
     ToolContext,
     Trace,
-    Usage,
     WrapPoint,
     arun_after,
     arun_before,
@@ -64,11 +57,10 @@ from hooks import (
 )
 from runner._agent import Agent
 from runner._delta import ON_DELTA
-from runner._drive import complete
-from runner._retry import RetryPolicy
-from runner._stream import Channel
+from runner._drive import Carried, Carrier
+from runner._settings import Settings
 
-__all__ = ["POINTS", "Plan", "Settings"]
+__all__ = ["POINTS", "Plan"]
 
 logger: Final = logging.getLogger("runner")
 
@@ -98,51 +90,6 @@ _TAGS: Final[dict[type, OutcomeTag]] = {
     Retry: "retry",
     Fallback: "fallback",
 }
-
-
-@final
-class Meter:
-    """The tokens a run's model calls used, every call that answered counted once."""
-
-    __slots__ = ("_lock", "usage")
-
-    def __init__(self) -> None:
-        self.usage = Usage()
-        self._lock = threading.Lock()
-
-    def add(self, usage: Usage) -> None:
-        """Count one call's usage."""
-        with self._lock:
-            self.usage += usage
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """What every part of one run shares: budgets, policy, sync or async, where threads run."""
-
-    retry: RetryPolicy
-    max_steps: int
-    policy: DispatchPolicy
-    is_async: bool
-    pool: Callable[[], Executor]
-    rng: random.Random
-    meter: Meter = field(default_factory=Meter)
-    channel: Channel | None = None  # a streamed run's: deltas and events as they happen
-
-    def delay(self, attempt: int, requested: float | None) -> float:
-        """The wait after failed attempt ``attempt``: the policy's, or a ``Retry``'s, capped."""
-        if requested is None:
-            return self.retry.delay(attempt, self.rng)
-        return min(requested, self.retry.max_delay)
-
-    async def sleep(self, seconds: float) -> None:
-        """Wait ``seconds``: on the event loop in an async run, blocking in a sync one."""
-        if seconds <= 0:
-            return
-        if self.is_async:
-            await asyncio.sleep(seconds)
-        else:
-            time.sleep(seconds)
 
 
 @final
@@ -279,7 +226,7 @@ class Plan:
         What the operation raises (``StopRun``, a sub-agent's failure) is carried past
         the wraps as a ``BaseException`` they let through, and raised here as itself.
         """
-        carried = _Carrier(operation)
+        carried = Carrier(operation)
         trace = Trace() if self.observers else None
         start = perf_counter()
         try:
@@ -291,7 +238,7 @@ class Plan:
                 result = run_wrap(
                     self.compiled, point, ctx, carried.run, policy=self.policy, trace=trace
                 )
-        except _Carried as carrier:
+        except Carried as carrier:
             error: Exception = carrier.error
         except Exception as exc:
             if trace is not None:
@@ -341,36 +288,3 @@ class Plan:
                 raise  # any callback may stop a run, observers included
             except Exception:
                 logger.exception("observer %r failed on %s; the run goes on", owner, point)
-
-
-@final
-class _Carried(BaseException):
-    """An exception the operation raised, carried past the wraps, which let BaseExceptions by."""
-
-    def __init__(self, error: Exception) -> None:
-        super().__init__(error)
-        self.error = error
-
-
-@final
-class _Carrier:
-    """An operation as a wrap chain calls it: sync (driven to its end) or awaited."""
-
-    __slots__ = ("operation",)
-
-    def __init__(self, operation: Callable[[Any], Coroutine[Any, Any, Any]]) -> None:
-        self.operation = operation
-
-    def run(self, ctx: Any) -> Any:
-        """The operation in a sync run, driven to its end."""
-        try:
-            return complete(self.operation(ctx))
-        except Exception as exc:
-            raise _Carried(exc) from None
-
-    async def arun(self, ctx: Any) -> Any:
-        """The operation in an async run, awaited."""
-        try:
-            return await self.operation(ctx)
-        except Exception as exc:
-            raise _Carried(exc) from None

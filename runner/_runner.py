@@ -13,30 +13,25 @@ from operator import is_
 from typing import Final, final
 
 from hooks import (
-    WRAP_MODEL,
-    WRAP_TOOL,
     CompiledCallbacks,
     DispatchPolicy,
-    InvalidCallbacks,
     Message,
-    Trace,
     compile_callbacks,
 )
 from runner._agent import Agent
 from runner._checks import positive_int
 from runner._drive import complete
 from runner._events import RunFinishedEvent, RunResult, RunStartedEvent, StreamEvent
-from runner._plan import POINTS, Settings
+from runner._readiness import ready_for_async, ready_for_sync
 from runner._retry import RetryPolicy
 from runner._sessions import InMemorySessions, SessionStore
+from runner._settings import Settings
 from runner._stream import Channel
 from runner._turns import Run
 
 __all__ = ["Runner"]
 
 _COMBINED_SIZE: Final = 64
-# The points a run dispatches, so the only ones a sync run must be able to call.
-_RUNNER_POINTS: Final = (*((point.name, point.kind) for point in POINTS), ("on_event", "event"))
 _DEFAULT_POLICY: Final = DispatchPolicy()
 
 
@@ -329,9 +324,9 @@ class Runner:
         # A few dict lookups per agent; nothing is cached that could go stale.
         for agent in self._agents:
             if check_sync:
-                _check_sync(agent, entry[1][id(agent)])
+                ready_for_sync(agent, entry[1][id(agent)])
             else:
-                _check_async(entry[1][id(agent)])
+                ready_for_async(entry[1][id(agent)])
         return entry[1]
 
     def _pool(self) -> Executor:
@@ -365,35 +360,3 @@ def _message(message: str | Message) -> Message:
         return Message("user", message)
     msg = f"a run takes a str or a Message, got {type(message).__name__}"  # type: ignore[unreachable]
     raise TypeError(msg)
-
-
-def _check_async(callbacks: CompiledCallbacks) -> None:
-    """Refuse, before anything runs, a plain def wrap: an async run's call_next is awaited."""
-    for point in (WRAP_MODEL, WRAP_TOOL):
-        chain = callbacks.chain(point.name, point.kind)
-        if not chain.all_async:
-            owner = chain.owners[chain.asyncs.index(False)]
-            msg = (
-                f"{_described(owner)}.{point.name} is a plain def; an async run awaits "
-                "call_next, so its wraps must be async def (AsyncWrapModel / AsyncWrapTool)"
-            )
-            raise InvalidCallbacks(msg, callback=owner, attribute=point.name)
-
-
-def _described(callback: object) -> str:
-    trace = Trace()  # names a callback the way hook errors and HookEvent.callback do
-    trace.callback = callback
-    return trace.description or repr(callback)
-
-
-def _check_sync(agent: Agent, callbacks: CompiledCallbacks) -> None:
-    """Refuse, before anything runs, what a sync run could not await."""
-    if agent.model_is_async:
-        msg = f"agent {agent.name!r} has an async model; use Runner.run_async"
-        raise TypeError(msg)
-    async_tools = [name for name, is_async in agent.tool_is_async.items() if is_async]
-    if async_tools:
-        msg = f"agent {agent.name!r} has async tools {async_tools}; use Runner.run_async"
-        raise TypeError(msg)
-    for name, kind in _RUNNER_POINTS:
-        callbacks.sync_chain(name, kind)

@@ -20,7 +20,8 @@ from typing import Any, Final, assert_never, cast
 from hooks import Cont, Failure, Halt, ModelContext, ModelResponse, Outcome, StopRun, Success
 from runner._delta import ON_DELTA, DeltaContext
 from runner._events import ModelChunk, TextDelta, ToolCallDelta
-from runner._plan import Plan, Settings
+from runner._plan import Plan
+from runner._settings import Settings
 from runner._stream import Channel
 
 __all__ = ["stream_model"]

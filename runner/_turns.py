@@ -53,9 +53,10 @@ from runner._events import (
 from runner._executor import call_model, call_tool
 from runner._guarded import MODEL, TOOL, guarded
 from runner._history import Transcript
-from runner._plan import Plan, Settings
+from runner._plan import Plan
 from runner._record import Record
 from runner._sessions import SessionStore
+from runner._settings import Settings
 
 __all__ = ["Run"]
 

@@ -1,0 +1,63 @@
+"""``Settings``: what every part of one run shares, and the ``Meter`` of its tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import final
+
+from hooks import DispatchPolicy, Usage
+from runner._retry import RetryPolicy
+from runner._stream import Channel
+
+__all__ = ["Meter", "Settings"]
+
+
+@final
+class Meter:
+    """The tokens a run's model calls used, every call that answered counted once."""
+
+    __slots__ = ("_lock", "usage")
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self._lock = threading.Lock()
+
+    def add(self, usage: Usage) -> None:
+        """Count one call's usage."""
+        with self._lock:
+            self.usage += usage
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What every part of one run shares: budgets, policy, sync or async, where threads run."""
+
+    retry: RetryPolicy
+    max_steps: int
+    policy: DispatchPolicy
+    is_async: bool
+    pool: Callable[[], Executor]
+    rng: random.Random
+    meter: Meter = field(default_factory=Meter)
+    channel: Channel | None = None  # a streamed run's: deltas and events as they happen
+
+    def delay(self, attempt: int, requested: float | None) -> float:
+        """The wait after failed attempt ``attempt``: the policy's, or a ``Retry``'s, capped."""
+        if requested is None:
+            return self.retry.delay(attempt, self.rng)
+        return min(requested, self.retry.max_delay)
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``: on the event loop in an async run, blocking in a sync one."""
+        if seconds <= 0:
+            return
+        if self.is_async:
+            await asyncio.sleep(seconds)
+        else:
+            time.sleep(seconds)
