@@ -36,18 +36,24 @@ bench: $(STAMP)
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.
 # MUTANTS narrows a run to matching mutant names: make mutate MUTANTS='hooks._results.*'
-# TESTS narrows the tests to a pytest -k expression. mutmut's baseline runs every selected
-# test and stops at a red one, so a run of runner mutants selects the runner's own tests
-# (tests/test_runner_*.py) by default: a red hooks test cannot stop it. Each mutant then
-# runs against the selected tests that reached its function in the baseline. That map is
-# rebuilt on every run: mutmut's incremental update keeps a stale one when a test keeps its
-# id but reaches other code, or code moves to another module (its mutants then "survive").
-# Results are kept, so a survivor is retested only when named: for scores, rm -rf mutants.
-TESTS ?= $(if $(MUTANTS),$(if $(filter-out runner.%,$(MUTANTS)),,test_runner_))
+# mutmut's baseline runs every selected test and stops at a red one, so a run of runner
+# mutants only (MUTANTS='runner.*') leaves out the test modules that never import runner
+# (the hooks' own tests): a red hooks test cannot stop it. TESTS narrows further, to a
+# pytest -k expression: make mutate MUTANTS='runner._guarded.*' TESTS=test_runner_guarded
+# Each mutant runs against the selected tests that reached its function in the baseline.
+# That map is rebuilt on every run: mutmut's incremental update keeps a stale one when a
+# test keeps its id but reaches other code, or code moves to another module (its mutants
+# then "survive"). Results are kept, so a survivor is retested only when named (MUTANTS)
+# or after rm -rf mutants: do that before a run whose scores you report.
+TESTS ?=
+RUNNER_ONLY = $(if $(MUTANTS),$(if $(filter-out runner.%,$(MUTANTS)),,yes))
+NOT_RUNNER_TESTS = $(shell grep -L -E '^ *(from|import) runner' tests/test_*.py)
+MUTATE_PYTEST_ARGS = $(if $(RUNNER_ONLY),$(addprefix --ignore=,$(NOT_RUNNER_TESTS))) \
+	$(if $(TESTS),-k '$(TESTS)')
 mutate: $(STAMP)
 	@status=0; \
 	rm -f mutants/mutmut-stats.json; \
-	PYTEST_ADDOPTS="$(if $(TESTS),-k '$(TESTS)')" $(BIN)/mutmut run $(MUTANTS) || status=1; \
+	PYTEST_ADDOPTS="$(strip $(MUTATE_PYTEST_ARGS))" $(BIN)/mutmut run $(MUTANTS) || status=1; \
 	$(BIN)/python -c "$$MUTATION_SCORES" || status=1; \
 	exit $$status
 
