@@ -40,6 +40,7 @@ from runner import (
     ModelResponseEvent,
     RetryPolicy,
     Rule,
+    RunFinishedEvent,
     Runner,
     RunResult,
     ScriptedModel,
@@ -737,6 +738,29 @@ def test_concurrent_results_and_events_keep_the_models_order() -> None:
         ("ToolCallEvent", "b"),
         ("ToolResultEvent", "b"),
     ]
+
+
+def test_a_stream_shows_the_events_of_concurrent_calls_as_the_record_keeps_them() -> None:
+    """Events of concurrent calls are streamed as they happen; the record keeps each call's."""
+
+    async def one() -> str:
+        """One, after yielding to the loop."""
+        await asyncio.sleep(0)
+        return "1"
+
+    async def main(runner: Runner) -> list[object]:
+        return [event async for event in runner.stream("go")]
+
+    model = ScriptedModel([two_calls("one", "one"), "done"])
+    with Runner(Agent("assistant", model, tools=[one])) as runner:
+        events = asyncio.run(main(runner))
+    finish = events[-1]
+    assert isinstance(finish, RunFinishedEvent)
+    tool_events = (ToolCallEvent, ToolAttemptEvent, ToolResultEvent)
+    shown = [e for e in events if isinstance(e, tool_events)]
+    kept = [e for e in finish.result.events if isinstance(e, tool_events)]
+    assert len(shown) == len(kept) == 6  # a call, an attempt and a result per call
+    assert {id(e) for e in shown} == {id(e) for e in kept}
 
 
 def test_concurrent_calls_each_get_their_own_context() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,7 @@ from hooks import (
 )
 from runner import (
     Agent,
+    AttemptDiscardedEvent,
     ErrorEvent,
     FallbackEvent,
     Message,
@@ -29,8 +32,11 @@ from runner import (
     ModelResponseEvent,
     RetryEvent,
     RetryPolicy,
+    RunFinishedEvent,
     Runner,
+    RunStartedEvent,
     ScriptedModel,
+    StreamEvent,
     ToolAttemptEvent,
     ToolCall,
     ToolCallEvent,
@@ -540,3 +546,86 @@ class Recover:
     ) -> Result[ModelResponse, Exception]:
         """Recover any failure."""
         return Success(ModelResponse("recovered")) if isinstance(outcome, Failure) else outcome
+
+
+# -- streamed text that turns out not to be the answer -------------------------------
+
+
+def streamed(
+    runner: Runner, callbacks: list[object]
+) -> tuple[list[StreamEvent], BaseException | None]:
+    """Every event of one streamed run, and what it raised (``None`` if nothing)."""
+    events: list[StreamEvent] = []
+
+    async def main() -> None:
+        async for event in runner.stream("hi", callbacks=callbacks):
+            events.append(event)
+
+    try:
+        asyncio.run(main())
+    except Exception as error:  # returned: the test checks it is the right one
+        return events, error
+    return events, None
+
+
+def discards(events: list[StreamEvent]) -> list[tuple[int, str]]:
+    """``(attempt, reason)`` of each ``AttemptDiscardedEvent``."""
+    return [(e.attempt, e.reason) for e in events if isinstance(e, AttemptDiscardedEvent)]
+
+
+class CallTwice:
+    """An async model wrap that calls on twice and keeps the second answer."""
+
+    async def wrap_model(self, ctx: ModelContext, call_next: Any, /) -> Any:
+        """Call on, then again."""
+        await call_next(ctx)
+        return await call_next(ctx)
+
+
+def test_a_wraps_second_call_discards_the_first_calls_streamed_text() -> None:
+    """The text of the call a wrap threw away is announced discarded before the next call."""
+    with Runner(Agent("assistant", ScriptedModel(["first", "second"]))) as runner:
+        events, error = streamed(runner, [CallTwice()])
+    assert error is None
+    kinds = [type(e).__name__ for e in events if not isinstance(e, RunStartedEvent)]
+    assert kinds[:5] == [
+        "UserMessageEvent",
+        "ModelAttemptEvent",
+        "TextDelta",
+        "AttemptDiscardedEvent",
+        "ModelAttemptEvent",
+    ]
+    assert discards(events) == [(1, "replaced")]
+
+
+@pytest.mark.parametrize("replaces", [True, False], ids=["replaced", "failed"])
+def test_an_after_hook_overruling_streamed_text_discards_that_attempts_text(replaces: bool) -> None:
+    """Replaced or failed by after_model, the text the retried attempt streamed is discarded."""
+    refusal = LookupError("after_model refused")
+
+    class Overrule:
+        def after_model(self, outcome: Any, ctx: ModelContext, /) -> Any:
+            """Replace or fail the answer."""
+            return Success(ModelResponse("Replaced.")) if replaces else Failure(refusal)
+
+    model = ScriptedModel([OSError("down"), "Original."])
+    with Runner(Agent("assistant", model), retry=NO_WAIT) as runner:
+        events, error = streamed(runner, [SameModelRetry(), Overrule()])
+    assert discards(events) == [(2, "replaced")]
+    if replaces:
+        assert error is None
+        finish = events[-1]
+        assert isinstance(finish, RunFinishedEvent)
+        assert finish.result.output == "Replaced."
+    else:
+        assert error is refusal
+
+
+class SameModelRetry:
+    """Retries a failed model call unchanged."""
+
+    def on_model_error(
+        self, failure: Failure[Exception], ctx: ModelContext, /
+    ) -> ErrorResult[ModelContext, ModelResponse]:
+        """Retry as it is."""
+        return Retry(ctx)

@@ -27,8 +27,12 @@ from runner import (
     ModelRequest,
     ModelResponse,
     RetryPolicy,
+    RunFinishedEvent,
     Runner,
+    RunStartedEvent,
     ScriptedModel,
+    StreamEvent,
+    ToolAttemptEvent,
     ToolCall,
     ToolContext,
     ToolResult,
@@ -36,7 +40,7 @@ from runner import (
     Usage,
 )
 from tests import runner_helpers
-from tests.runner_helpers import Mode, add, calling, drive, events_of
+from tests.runner_helpers import AsyncScripted, Mode, add, calling, drive, events_of
 
 mode = runner_helpers.mode
 
@@ -682,3 +686,55 @@ def test_a_plain_wrap_refused_by_run_async_is_named_with_the_fix() -> None:
         "so its wraps must be async def (AsyncWrapModel / AsyncWrapTool)"
     )
     assert (caught.value.callback, caught.value.attribute) == (wrap, "wrap_tool")
+
+
+def test_a_stream_opens_with_the_runs_ids_and_closes_with_its_result() -> None:
+    """Start names the run, its session and agent; finish carries the result; both are timed."""
+    users: list[str] = []
+
+    class Who:
+        def before_model(self, ctx: Any, /) -> Any:
+            """Note the user."""
+            users.append(ctx.invocation.user_id)
+            return Cont(ctx)
+
+    async def main(runner: Runner) -> list[StreamEvent]:
+        return [event async for event in runner.stream("hi", session_id="s", callbacks=[Who()])]
+
+    start = time.time()
+    with Runner(Agent("assistant", AsyncScripted(ScriptedModel(["ok"])))) as runner:
+        events = asyncio.run(main(runner))
+    end = time.time()
+    first, last = events[0], events[-1]
+    assert isinstance(first, RunStartedEvent)
+    assert isinstance(last, RunFinishedEvent)
+    assert (first.run_id, first.session_id, first.agent) == (last.result.run_id, "s", "assistant")
+    assert (last.result.output, last.result.session_id) == ("ok", "s")
+    assert start <= first.time <= last.time <= end
+    assert users == ["user"]
+
+
+def test_a_stream_closed_early_has_cancelled_its_run_when_aclose_returns() -> None:
+    """A consumer that stops gets the run cancelled and awaited, not left running."""
+    cancelled: list[str] = []
+
+    async def wait_tool() -> str:
+        """Wait far longer than the test, unless cancelled."""
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.append("wait_tool")
+            raise
+        return "late"
+
+    async def main(runner: Runner) -> list[str]:
+        stream = runner.stream("go")
+        async for event in stream:
+            if isinstance(event, ToolAttemptEvent):
+                break
+        await stream.aclose()
+        return list(cancelled)
+
+    model = ScriptedModel([calling(ToolCall("c1", "wait_tool")), "unreached"])
+    with Runner(Agent("assistant", model, tools=[wait_tool])) as runner:
+        assert asyncio.run(main(runner)) == ["wait_tool"]
