@@ -140,7 +140,7 @@ class Run:
             self.record.add(StopEvent(root.name, root.name, time.time(), reason=stop.reason))
             self._save(_answered(history.messages), session.version)
             return self._result("", "stopped", stop.reason, None)
-        self._save(history.messages, session.version)
+        self._save(_settled(history.messages), session.version)
         return self._result(response.text, "completed", None, response)
 
     async def agent_turn(
@@ -320,6 +320,20 @@ def _request_of(args: Mapping[str, Any]) -> str | None:
     """A sub-agent call's ``request``, or ``None`` when the arguments are not exactly that."""
     request: object = args.get("request")
     return request if isinstance(request, str) and len(args) == 1 else None
+
+
+def _settled(history: Transcript) -> Transcript:
+    """A completed run's history, its final answer without tool calls nobody will answer.
+
+    A final answer comes from the model only without tool calls; one that a hook gave
+    (a ``before_agent`` halt, an ``after_agent`` replacement) may carry some, which the
+    next turn's model API would refuse as unanswered: the text is kept, the calls not.
+    Looks at the last message only, so a turn costs the same however long the history.
+    """
+    last = history[-1] if len(history) else None
+    if last is None or last.role != "assistant" or not last.tool_calls:
+        return history
+    return history.prefix(len(history) - 1).append(Message("assistant", last.content))
 
 
 def _answered(history: Transcript) -> Transcript:

@@ -629,3 +629,26 @@ class SameModelRetry:
     ) -> ErrorResult[ModelContext, ModelResponse]:
         """Retry as it is."""
         return Retry(ctx)
+
+
+class HaltWithCalls:
+    """A before_agent hook answering with a response that asks for a tool call."""
+
+    def before_agent(self, ctx: object, /) -> object:
+        """Halt with tool calls nobody will run."""
+        return Halt(ModelResponse("canned", tool_calls=(ToolCall("x1", "add", {}),)))
+
+
+def test_a_hook_answer_with_tool_calls_is_saved_without_them(mode: Mode) -> None:
+    """The next turn's model never sees an unanswered tool call from a hook's answer."""
+    model = ScriptedModel(["later"])
+    with Runner(Agent("assistant", model)) as runner:
+        first = drive(runner, mode, "one", session_id="s", callbacks=[HaltWithCalls()])
+        drive(runner, mode, "two", session_id="s")
+    assert first.output == "canned"
+    sent = model.requests[0].messages
+    assert [(m.role, m.content, m.tool_calls) for m in sent] == [
+        ("user", "one", ()),
+        ("assistant", "canned", ()),
+        ("user", "two", ()),
+    ]
