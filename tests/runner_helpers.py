@@ -186,3 +186,24 @@ class Trace(
 def events_of(result: RunResult, kind: type[E]) -> list[E]:
     """The events of ``result`` that are instances of ``kind``, in order."""
     return [event for event in result.events if isinstance(event, kind)]
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
+    """Record the runner's waits (``time.sleep`` or ``asyncio.sleep``) instead of sleeping."""
+    record: list[tuple[str, float]] = []
+
+    def fake_sleep(seconds: float) -> None:
+        record.append(("time", seconds))
+
+    async def fake_asleep(seconds: float) -> None:
+        record.append(("asyncio", seconds))
+
+    monkeypatch.setattr("runner._settings.time.sleep", fake_sleep)
+    monkeypatch.setattr("runner._settings.asyncio.sleep", fake_asleep)
+    return record
+
+
+def sleeper(mode: Mode) -> str:
+    """Which sleep a run in ``mode`` waits with."""
+    return "time" if mode == "sync" else "asyncio"

@@ -40,6 +40,8 @@ from tests import runner_helpers
 from tests.runner_helpers import AsyncScripted, Mode, calling, drive, events_of
 
 mode = runner_helpers.mode
+waits = runner_helpers.waits
+sleeper = runner_helpers.sleeper
 
 INVOCATION = Invocation("inv", "assistant", "assistant")
 REQUEST = ModelRequest((Message("user", "hi"),))
@@ -407,27 +409,6 @@ def test_fallback_reprs() -> None:
 
 
 # -- in a run -------------------------------------------------------------------------
-
-
-@pytest.fixture
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
-    """Record the runner's waits (``time.sleep`` or ``asyncio.sleep``) instead of sleeping."""
-    record: list[tuple[str, float]] = []
-
-    def fake_sleep(seconds: float) -> None:
-        record.append(("time", seconds))
-
-    async def fake_asleep(seconds: float) -> None:
-        record.append(("asyncio", seconds))
-
-    monkeypatch.setattr("runner._settings.time.sleep", fake_sleep)
-    monkeypatch.setattr("runner._settings.asyncio.sleep", fake_asleep)
-    return record
-
-
-def sleeper(mode: Mode) -> str:
-    """Which sleep a run in ``mode`` waits with."""
-    return "time" if mode == "sync" else "asyncio"
 
 
 def fallback(mode: Mode, backup: ScriptedModel, *, after: int = 1) -> object:

@@ -72,6 +72,8 @@ from tests.runner_helpers import (
 )
 
 mode = runner_helpers.mode
+waits = runner_helpers.waits
+sleeper = runner_helpers.sleeper
 
 NO_WAIT = RetryPolicy(base_delay=0)
 
@@ -861,27 +863,6 @@ def test_max_attempts_one_never_retries(mode: Mode) -> None:
         drive(runner, mode, "hi", callbacks=[retry])
     assert len(model.requests) == 1
     assert any("gave up after 1 attempt(s)" in note for note in info.value.__notes__)
-
-
-@pytest.fixture
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
-    """Record the runner's waits (``time.sleep`` or ``asyncio.sleep``) instead of sleeping."""
-    record: list[tuple[str, float]] = []
-
-    def fake_sleep(seconds: float) -> None:
-        record.append(("time", seconds))
-
-    async def fake_asleep(seconds: float) -> None:
-        record.append(("asyncio", seconds))
-
-    monkeypatch.setattr("runner._settings.time.sleep", fake_sleep)
-    monkeypatch.setattr("runner._settings.asyncio.sleep", fake_asleep)
-    return record
-
-
-def sleeper(mode: Mode) -> str:
-    """Which sleep a run in ``mode`` should wait with."""
-    return "time" if mode == "sync" else "asyncio"
 
 
 def test_retries_back_off_exponentially(mode: Mode, waits: list[tuple[str, float]]) -> None:
