@@ -16,6 +16,8 @@
 - what a run leaves: ``RunResult`` and its typed ``Event`` records; ``Runner.stream``
   yields them as they happen, with ``TextDelta`` pieces (the ``on_delta`` hook sees each);
 - sessions: the versioned ``SessionStore`` protocol, ``InMemorySessions``, ``Transcript``;
+- durable runs: ``DurableRunner`` runs an agent as DBOS workflows that survive a crash
+  (extra ``hookline[dbos]``); a tool's ``idempotency_key()`` makes its effect happen once;
 - the vocabulary hooks receive (contexts, messages, ``State``, ``StopRun``) is
   re-exported; results, hook points, protocols and dispatch come from ``hooks``.
 """
@@ -40,6 +42,7 @@ from hooks import (
 )
 from runner._agent import Agent
 from runner._delta import ON_DELTA, AsyncOnDelta, DeltaContext, OnDelta
+from runner._durable import DurableRunner
 from runner._errors import (
     MaxStepsExceeded,
     RunnerError,
@@ -73,6 +76,7 @@ from runner._events import (
 )
 from runner._handlers import AsyncFallbackModel, FallbackModel, RetryTransient
 from runner._history import Transcript
+from runner._idempotency import idempotency_key
 from runner._model import (
     AsyncModel,
     AsyncStreamingModel,
@@ -100,6 +104,7 @@ __all__ = [
     "AsyncTool",
     "AttemptDiscardedEvent",
     "DeltaContext",
+    "DurableRunner",
     "ErrorEvent",
     "Event",
     "FallbackEvent",
@@ -158,6 +163,7 @@ __all__ = [
     "Usage",
     "UserMessageEvent",
     "as_tool",
+    "idempotency_key",
     "is_transient",
     "observing",
     "retry_after",

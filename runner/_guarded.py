@@ -220,7 +220,7 @@ async def _retry(
             f"(RetryPolicy.max_attempts={budget}) is spent"
         )
         return None
-    delay = settings.delay(attempt, retry.delay)
+    delay = await settings.delay(attempt, retry.delay)
     changed = op.subject(retry.ctx) != op.subject(ctx)
     record.add(
         RetryEvent(

@@ -100,6 +100,7 @@ class Plan:
         "agent",
         "awaiting",
         "branch",
+        "clock",
         "compiled",
         "hooks_deltas",
         "invocation",
@@ -121,6 +122,7 @@ class Plan:
         self.compiled: Final = compiled
         self.policy: Final = settings.policy
         self.is_async: Final = settings.is_async
+        self.clock: Final = settings.engine.now  # records are stamped by the run's engine
         self.shown = 0  # deltas streamed for the model attempt under way
         self.streamed: list[str] = []  # the text the model streamed in that attempt
         self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
@@ -141,7 +143,7 @@ class Plan:
 
     def here(self) -> tuple[str, str, float]:
         """Where and when, the first fields of every event record."""
-        return self.agent.name, self.branch, time.time()
+        return self.agent.name, self.branch, self.clock()
 
     async def before(self, point: BeforePoint[C, T], ctx: C) -> BeforeResult[C, T]:
         """Dispatch a before point; observers are told how it ended."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import secrets
 import threading
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -22,6 +21,7 @@ from runner._agent import Agent
 from runner._checks import positive_int
 from runner._drive import complete
 from runner._events import RunFinishedEvent, RunResult, RunStartedEvent, StreamEvent
+from runner._executor import IN_PROCESS, Engine
 from runner._readiness import ready_for_async, ready_for_sync
 from runner._retry import RetryPolicy
 from runner._sessions import InMemorySessions, SessionStore
@@ -249,16 +249,20 @@ class Runner:
         *,
         is_async: bool,
         channel: Channel | None = None,
+        engine: Engine = IN_PROCESS,
+        run_id: str | None = None,
+        sessions: SessionStore | None = None,
     ) -> Run:
+        """A run, claimed on its session; a durable runner gives its engine, id and sessions."""
         _message(message)  # refused before anything is claimed
         _check_id("user_id", user_id)
         if session_id is not None:
             _check_id("session_id", session_id)
         table = self._callbacks_for(compile_callbacks(callbacks), check_sync=not is_async)
         run = Run(
-            run_id=secrets.token_hex(16),
+            run_id=engine.new_id() if run_id is None else run_id,
             user_id=user_id,
-            session_id=secrets.token_hex(16) if session_id is None else session_id,
+            session_id=engine.new_id() if session_id is None else session_id,
             compile=lambda agent: table[id(agent)],
             settings=Settings(
                 retry=self.retry,
@@ -267,9 +271,10 @@ class Runner:
                 is_async=is_async,
                 pool=self._pool,
                 rng=self.rng,
+                engine=engine,
                 channel=channel,
             ),
-            sessions=self.sessions,
+            sessions=self.sessions if sessions is None else sessions,
         )
         key = (run.user_id, run.session_id)
         with self._lock:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import random
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import final
+from typing import TYPE_CHECKING, final
 
 from hooks import DispatchPolicy, Usage
 from runner._retry import RetryPolicy
 from runner._stream import Channel
+
+if TYPE_CHECKING:
+    from runner._executor import Engine
 
 __all__ = ["Meter", "Settings"]
 
@@ -36,7 +37,11 @@ class Meter:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """What every part of one run shares: budgets, policy, sync or async, where threads run."""
+    """What every part of one run shares: budgets, policy, sync or async, where threads run.
+
+    ``engine`` executes the run's model and tool attempts and is its only source of
+    time, ids and retry waits (``runner._executor``): the in-process one, or a durable one.
+    """
 
     retry: RetryPolicy
     max_steps: int
@@ -44,20 +49,14 @@ class Settings:
     is_async: bool
     pool: Callable[[], Executor]
     rng: random.Random
+    engine: Engine
     meter: Meter = field(default_factory=Meter)
     channel: Channel | None = None  # a streamed run's: deltas and events as they happen
 
-    def delay(self, attempt: int, requested: float | None) -> float:
+    async def delay(self, attempt: int, requested: float | None) -> float:
         """The wait after failed attempt ``attempt``: the policy's, or a ``Retry``'s, capped."""
-        if requested is None:
-            return self.retry.delay(attempt, self.rng)
-        return min(requested, self.retry.max_delay)
+        return await self.engine.delay(self, attempt, requested)
 
     async def sleep(self, seconds: float) -> None:
         """Wait ``seconds``: on the event loop in an async run, blocking in a sync one."""
-        if seconds <= 0:
-            return
-        if self.is_async:
-            await asyncio.sleep(seconds)
-        else:
-            time.sleep(seconds)
+        await self.engine.sleep(self, seconds)

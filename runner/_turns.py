@@ -12,7 +12,6 @@ call { guarded tool call } } -> ``after_agent`` (the guarded operation: ``_guard
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Final, TypeVar, assert_never, final
 
@@ -50,7 +49,6 @@ from runner._events import (
     ToolResultEvent,
     UserMessageEvent,
 )
-from runner._executor import call_model, call_tool
 from runner._guarded import MODEL, TOOL, guarded
 from runner._history import Transcript
 from runner._plan import Plan
@@ -137,7 +135,8 @@ class Run:
                 self.plan(root, root.name), message, history, self.record
             )
         except StopRun as stop:
-            self.record.add(StopEvent(root.name, root.name, time.time(), reason=stop.reason))
+            now = self.settings.engine.now()
+            self.record.add(StopEvent(root.name, root.name, now, reason=stop.reason))
             self._save(_answered(history.messages), session.version)
             return self._result("", "stopped", stop.reason, None)
         self._save(_settled(history.messages), session.version)
@@ -221,11 +220,13 @@ class Run:
     ) -> list[ToolResult]:
         """Run the calls of one response: one by one, or concurrently in an async run.
 
+        An ordered engine (a durable run's) takes them one by one in async runs too.
         Concurrent calls record into their own records, kept in the model's order. When
         callbacks of several concurrent calls raise, the first error is raised, the
         other calls are cancelled, and what they raised is noted on the first error.
         """
-        if not self.settings.is_async or len(calls) == 1:
+        settings = self.settings
+        if not settings.is_async or settings.engine.ordered or len(calls) == 1:
             return [await self.tool_call(plan, call, record) for call in calls]
         records = [record.child() for _ in calls]
         tasks = [
@@ -272,7 +273,8 @@ class Run:
 
     def _model(self, plan: Plan) -> Callable[[ModelContext], Coroutine[Any, Any, Outcome[Any]]]:
         settings = self.settings
-        return lambda ctx: call_model(settings, plan, ctx)
+        engine = settings.engine
+        return lambda ctx: engine.model(settings, plan, ctx)
 
     async def _tool(self, plan: Plan, ctx: ToolContext, record: Record) -> Outcome[ToolResult]:
         """One attempt at ``ctx.call``: a tool, or a sub-agent's whole turn."""
@@ -283,7 +285,8 @@ class Run:
         if isinstance(call.args, UnparsedArguments):  # the model's text was no JSON object
             return Failure(ToolArgumentsError(call.name, call.args.raw, call.args.problem))
         if not isinstance(tool, Agent):
-            return await call_tool(self.settings, tool, agent.tool_is_async[call.name], call.args)
+            is_async = agent.tool_is_async[call.name]
+            return await self.settings.engine.tool(self.settings, ctx, tool, is_async)
         request = _request_of(call.args)
         if request is None:
             problem = "a sub-agent takes one str argument 'request'"

@@ -199,8 +199,8 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
     async def fake_asleep(seconds: float) -> None:
         record.append(("asyncio", seconds))
 
-    monkeypatch.setattr("runner._settings.time.sleep", fake_sleep)
-    monkeypatch.setattr("runner._settings.asyncio.sleep", fake_asleep)
+    monkeypatch.setattr("runner._executor.time.sleep", fake_sleep)
+    monkeypatch.setattr("runner._executor.asyncio.sleep", fake_asleep)
     return record
 
 
