@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import io
 import pickle
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, cast, final
+from typing import Any, final
 
 __all__ = ["StoredError", "dump", "load", "stored"]
 
@@ -72,7 +73,8 @@ class _Pickler(pickle.Pickler):
         if isinstance(obj, BaseException):
             return _reduce_error(obj)
         if isinstance(obj, MappingProxyType):
-            return _proxy, (dict(cast("MappingProxyType[Any, Any]", obj)),)
+            shown: Mapping[Any, Any] = obj
+            return _proxy, (dict(shown),)
         return NotImplemented
 
 
