@@ -19,7 +19,7 @@ import io
 import pickle
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, final
+from typing import Any, cast, final
 
 __all__ = ["StoredError", "dump", "load", "stored"]
 
@@ -72,9 +72,8 @@ class _Pickler(pickle.Pickler):
     def reducer_override(self, obj: object) -> Any:
         if isinstance(obj, BaseException):
             return _reduce_error(obj)
-        if isinstance(obj, MappingProxyType):
-            shown: Mapping[Any, Any] = obj
-            return _proxy, (dict(shown),)
+        if type(obj) is MappingProxyType:
+            return _proxy, (dict(cast("Mapping[Any, Any]", obj)),)
         return NotImplemented
 
 
