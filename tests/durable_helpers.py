@@ -1,0 +1,109 @@
+"""Shared helpers of the in-process durable-run tests: DBOS launched on SQLite, a trip agent.
+
+Not a conftest: modules import what they use (``launched = durable_helpers.launched``
+makes the fixture visible to a module). DBOS is one per process, so each module
+launches it once on a database of its own and destroys it at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from dbos import DBOS
+
+from runner import (
+    Agent,
+    DurableRunner,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    RetryPolicy,
+    RunResult,
+    SessionStore,
+    ToolCall,
+)
+from tests.runner_helpers import Mode
+
+_names = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """DBOS launched on a fresh SQLite database for this module; its path."""
+    database = tmp_path_factory.mktemp("dbos") / "runs.sqlite"
+    DBOS(
+        config={
+            "name": "hookline-tests",
+            "system_database_url": f"sqlite:///{database}",
+            "log_level": "WARNING",
+        }
+    )
+    DBOS.launch()
+    try:
+        yield database
+    finally:
+        DBOS.destroy()
+
+
+def unique(prefix: str) -> str:
+    """A name no other durable runner of this process has."""
+    return f"{prefix}_{next(_names)}"
+
+
+class Booking:
+    """Calls each of ``tools`` in turn (one per turn), then sums up: a function of the request."""
+
+    def __init__(self, *tools: str, calls_per_turn: int = 1) -> None:
+        self.tools = tools
+        self.calls_per_turn = calls_per_turn
+        self.calls = 0
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """The next calls the request has no results for, else the summary."""
+        self.calls += 1
+        done = [message.content for message in request.messages if message.role == "tool"]
+        if len(done) < len(self.tools):
+            names = self.tools[len(done) : len(done) + self.calls_per_turn]
+            calls = tuple(
+                ToolCall(f"call_{len(done) + n + 1}", name, {"city": "Paris"})
+                for n, name in enumerate(names)
+            )
+            return ModelResponse(tool_calls=calls)
+        return ModelResponse("Done: " + "; ".join(done) + ".")
+
+
+def durable(
+    agent: Agent,
+    *,
+    callbacks: Sequence[object] = (),
+    sessions: SessionStore | None = None,
+    retry: RetryPolicy = RetryPolicy(),  # noqa: B008 -- frozen, shared safely
+) -> DurableRunner:
+    """A durable runner of ``agent`` under a fresh name."""
+    return DurableRunner(
+        agent, name=unique(agent.name), callbacks=callbacks, sessions=sessions, retry=retry
+    )
+
+
+def drive_durable(
+    runner: DurableRunner,
+    mode: Mode,
+    message: str | Message,
+    *,
+    run_id: str | None = None,
+    session_id: str | None = None,
+) -> RunResult:
+    """One durable run: ``run`` in sync mode, ``run_async`` otherwise."""
+    if mode == "sync":
+        return runner.run(message, run_id=run_id, session_id=session_id)
+    return asyncio.run(runner.run_async(message, run_id=run_id, session_id=session_id))
+
+
+def untimed(result: RunResult) -> list[str]:
+    """``result``'s events without their times, to compare two runs."""
+    return [repr(dataclasses.replace(event, time=0.0)) for event in result.events]
