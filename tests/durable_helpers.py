@@ -26,6 +26,7 @@ from runner import (
     RunResult,
     SessionStore,
     ToolCall,
+    Usage,
 )
 from tests.runner_helpers import Mode
 
@@ -58,9 +59,10 @@ def unique(prefix: str) -> str:
 class Booking:
     """Calls each of ``tools`` in turn (one per turn), then sums up: a function of the request."""
 
-    def __init__(self, *tools: str, calls_per_turn: int = 1) -> None:
+    def __init__(self, *tools: str, calls_per_turn: int = 1, usage: Usage | None = None) -> None:
         self.tools = tools
         self.calls_per_turn = calls_per_turn
+        self.usage = usage
         self.calls = 0
 
     def generate(self, request: ModelRequest, /) -> ModelResponse:
@@ -73,8 +75,8 @@ class Booking:
                 ToolCall(f"call_{len(done) + n + 1}", name, {"city": "Paris"})
                 for n, name in enumerate(names)
             )
-            return ModelResponse(tool_calls=calls)
-        return ModelResponse("Done: " + "; ".join(done) + ".")
+            return ModelResponse(tool_calls=calls, usage=self.usage)
+        return ModelResponse("Done: " + "; ".join(done) + ".", usage=self.usage)
 
 
 def durable(

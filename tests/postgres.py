@@ -75,7 +75,9 @@ def _start(config: pytest.Config) -> str:
     def stop() -> None:
         if (data / "postmaster.pid").exists():
             subprocess.run(
-                _as_postgres([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "-t", "30", "stop"]),
+                _as_postgres(
+                    [pg_ctl, "-D", str(data), "-m", "immediate", "-w", "-t", "30", "stop"]
+                ),
                 capture_output=True,
                 timeout=60,
                 check=False,

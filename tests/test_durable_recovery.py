@@ -1,4 +1,4 @@
-"""Durable runs outlive their process: killed mid-run, a restart finishes them, on SQLite and Postgres.
+"""Durable runs outlive their process: killed mid-run, restarted, finished; SQLite and Postgres.
 
 Each test runs ``tests.durable_app`` in processes of its own; the tools count their
 executions in a file, so what ran is counted across the processes.
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dbos import DBOSClient
+from dbos import DBOSClient, StepInfo
 
 from tests import postgres as postgres_cluster
 from tests import runner_helpers
@@ -79,7 +79,9 @@ def test_a_run_killed_in_its_second_tool_is_finished_by_a_restart(
     assert (crashed.returncode, crashed.stdout) == (CRASHED, ""), crashed.stderr
     assert [tool for tool, _ in executions(log, "trip")] == ["flight", "hotel"]
 
-    recovered, clean = results(app(database, log, "--mode", mode, "--run", "trip", "--run", "clean"))
+    recovered, clean = results(
+        app(database, log, "--mode", mode, "--run", "trip", "--run", "clean")
+    )
     ran = executions(log, "trip")
     assert Counter(tool for tool, _ in ran) == {"flight": 1, "hotel": 2, "car": 1}
     assert len({key for tool, key in ran if tool == "hotel"}) == 1
@@ -99,7 +101,7 @@ def test_a_retry_decided_before_a_crash_is_replayed(mode: Mode, tmp_path: Path) 
         steps = client.list_workflow_steps("trip")
     finally:
         client.destroy()
-    [drawn] = [step["output"][0] for step in steps if step["function_name"] == "retry delay"]
+    [drawn] = [_output(step)[0] for step in steps if step["function_name"] == "retry delay"]
 
     [recovered] = results(app(database, log, "--flaky", "--mode", mode, "--run", "trip"))
     assert recovered["delays"] == [drawn]
@@ -130,7 +132,8 @@ def test_two_workers_on_one_postgres_queue_run_each_of_twenty_runs_once(
     try:
         assert serving.stdout is not None
         ready, _, _ = select.select([serving.stdout], [], [], 60)
-        assert ready and serving.stdout.readline() == "ready\n"
+        assert ready, "the serving worker did not get ready within 60 s"
+        assert serving.stdout.readline() == "ready\n"
         producer = app(
             database, log, "--queue", "trips", "--enqueue", "20", "--slow", "--executor", "worker-a"
         )
@@ -145,3 +148,9 @@ def test_two_workers_on_one_postgres_queue_run_each_of_twenty_runs_once(
         assert tools == ["flight", "hotel", "car"], n
     workers = {line.rsplit("pid=", 1)[1] for line in log.read_text(encoding="utf-8").splitlines()}
     assert len(workers) == 2
+
+
+def _output(step: StepInfo) -> Any:
+    output = step["output"]
+    assert output is not None
+    return output

@@ -1,4 +1,4 @@
-"""``DurableRunner`` in one process: runs as DBOS workflows, idempotent ids, errors, sessions, keys."""
+"""``DurableRunner`` in one process: runs as workflows, idempotent ids, errors, sessions, keys."""
 
 from __future__ import annotations
 
@@ -202,7 +202,9 @@ def test_a_retry_waits_the_drawn_delay_in_a_step(mode: Mode) -> None:
     steps = DBOS.list_workflow_steps(result.run_id)
     names = [step["function_name"] for step in steps]
     assert names[2:6] == ["tool retrying flaky", "retry delay", "DBOS.sleep", "tool retrying flaky"]
-    assert steps[3]["output"][0] == retry.delay
+    drawn = steps[3]["output"]
+    assert drawn is not None
+    assert drawn[0] == retry.delay
 
 
 def test_usage_is_counted_once_per_answer(mode: Mode) -> None:
