@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import dispatch, openai_adapter, runner, stream_runner, streaming
+from benchmarks import dispatch, durable, openai_adapter, runner, stream_runner, streaming
 
 
 def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,3 +56,15 @@ def test_stream_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> Non
     assert out.count("  Runner.stream ") == 2
     assert out.count("first delta") == 2
     assert "target" in out
+
+
+def test_durable_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The durable-run benchmark (quick: SQLite only) reports the overhead per step of both
+    forms against the plain runner."""
+    assert durable.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "SQLite: median ms per run" in out
+    assert "Postgres" not in out
+    assert out.count("DurableRunner.") == 2
+    assert "durable run adds" in out
+    assert "durable run_async adds" in out

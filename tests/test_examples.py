@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from examples import custom_point, error_handlers, quickstart, streaming, typed_callbacks, wraps
+from examples import (
+    custom_point,
+    durable,
+    error_handlers,
+    quickstart,
+    streaming,
+    typed_callbacks,
+    wraps,
+)
 from runner import (
     ModelAttemptEvent,
     OpenAIChatModel,
@@ -307,3 +315,22 @@ def test_make_demo_runs_the_streaming_example_too() -> None:
     """``make demo`` shows streaming after the quickstart, offline."""
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
     assert "examples.streaming" in makefile.split("demo:", 1)[1].split("\n\n", 1)[0]
+
+
+def test_durable_finishes_a_killed_run_without_repeating_finished_tools(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The first process dies in book_hotel; the second finishes the run: the flight and the
+    car booked once, the hotel twice with one idempotency key."""
+    durable.main()
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        "process 1: killed inside book_hotel (exit code 1)",
+        "process 2: Booked: flight to Lisbon; hotel in Lisbon; car in Lisbon. (exit code 0)",
+    ]
+    assert [line.split() for line in out[3:]] == [
+        ["flight", "to", "Lisbon", "trip-1:3:call_1"],
+        ["hotel", "in", "Lisbon", "trip-1:5:call_2"],
+        ["hotel", "in", "Lisbon", "trip-1:5:call_2"],
+        ["car", "in", "Lisbon", "trip-1:7:call_3"],
+    ]
