@@ -118,14 +118,30 @@ class Workflows:
 async def _body(
     runner: Runner, message: Message, user_id: str, session_id: str | None, *, is_async: bool
 ) -> bytes:
-    """One run inside its workflow: the session loaded, the loop, the session saved."""
+    """One run inside its workflow: its result stored, or what failed it stored and raised."""
+    try:
+        return dump(await _run(runner, message, user_id, session_id, is_async=is_async))
+    except Exception as exc:
+        raise stored(exc) from None
+
+
+async def _run(
+    runner: Runner, message: Message, user_id: str, session_id: str | None, *, is_async: bool
+) -> RunResult:
+    """The session loaded, the loop, the session saved: each a step or steps.
+
+    Pause and resume (issue 11) will fit here: a paused result waits for its
+    decisions with ``DBOS.recv`` (a durable wait a restart resumes), then the loop
+    resumes in this same workflow, before the session is saved.
+    """
     run_id = DBOS.workflow_id
     assert run_id is not None, "a durable run's body runs inside its workflow"
     engine = DbosEngine(run_id, is_async=is_async)
     session_id = engine.new_id() if session_id is None else session_id
     store = runner.sessions
-    loaded = await engine.record("session load", partial(store.load, user_id, session_id))
-    deferred = _Deferred(loaded)
+    deferred = _Deferred(
+        await engine.record("session load", partial(store.load, user_id, session_id))
+    )
     run = runner._start(
         message,
         user_id,
@@ -138,15 +154,13 @@ async def _body(
     )
     try:
         result = await run.run(runner.agent, message)
-    except Exception as exc:
-        raise stored(exc) from None
     finally:
         runner._finish(run)
     if deferred.saved is not None:
         messages, version = deferred.saved
         save = partial(store.save, user_id, session_id, messages, version=version)
         await engine.record("session save", save)
-    return dump(result)
+    return result
 
 
 @final

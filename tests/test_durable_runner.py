@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,14 @@ from runner import (
     Agent,
     DurableRunner,
     InMemorySessions,
+    Message,
     ModelRequest,
     ModelResponse,
     RetryEvent,
     RetryPolicy,
     Runner,
     ScriptedModel,
+    Session,
     StopRun,
     ToolCall,
     ToolContext,
@@ -167,6 +170,41 @@ def test_a_session_is_loaded_and_saved_once_per_run(mode: Mode) -> None:
     saved = sessions.load("user", "s1")
     assert (saved.version, len(saved.messages)) == (2, 4)
     assert first.session_id == "s1"
+
+
+class Unreachable(Exception):
+    """A store's error whose ``__init__`` takes a keyword only."""
+
+    def __init__(self, *, host: str) -> None:
+        super().__init__(f"{host} is unreachable")
+        self.host = host
+
+
+class Down:
+    """A session store that cannot reach its database."""
+
+    def load(self, user_id: str, session_id: str, /) -> Session:
+        """Fail."""
+        raise Unreachable(host="db.internal")
+
+    def save(
+        self, user_id: str, session_id: str, messages: Sequence[Message], /, *, version: int
+    ) -> int:
+        """Fail."""
+        raise Unreachable(host="db.internal")
+
+    def delete(self, user_id: str, session_id: str, /) -> None:
+        """Fail."""
+        raise Unreachable(host="db.internal")
+
+
+def test_a_session_store_s_error_fails_the_run_with_its_own_type(mode: Mode) -> None:
+    """A store that cannot load: the run fails with the store's error, rebuilt whatever its
+    ``__init__`` wants."""
+    runner = durable(Agent("down", ScriptedModel(default="hi")), sessions=Down())
+    with pytest.raises(Unreachable, match=r"db\.internal is unreachable") as raised:
+        drive_durable(runner, mode, "hello")
+    assert raised.value.host == "db.internal"
 
 
 def test_a_fresh_session_is_named_from_the_run_id() -> None:
