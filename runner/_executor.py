@@ -18,6 +18,7 @@ run). Only ``StopRun``, which ends the run, is raised.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import secrets
 import time
@@ -92,18 +93,14 @@ class InProcess:
 
     __slots__ = ()
 
-    # The builtin itself, no method around it: a record's timestamp costs what time.time() does.
+    # Builtins, no method around them: a record's timestamp costs what time.time() does.
     now = staticmethod(time.time)
+    new_id = staticmethod(functools.partial(secrets.token_hex, 16))  # 128 random bits, in hex
 
     @property
     def ordered(self) -> bool:
         """No: tool calls of one response may run concurrently."""
         return False
-
-    @staticmethod
-    def new_id() -> str:
-        """128 random bits, in hex."""
-        return secrets.token_hex(16)
 
     async def model(self, settings: Settings, plan: Plan, ctx: ModelContext, /) -> Outcome[Any]:
         """One model attempt on ``ctx.request``; an answer that is no ``ModelResponse`` fails."""

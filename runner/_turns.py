@@ -273,8 +273,8 @@ class Run:
 
     def _model(self, plan: Plan) -> Callable[[ModelContext], Coroutine[Any, Any, Outcome[Any]]]:
         settings = self.settings
-        engine = settings.engine
-        return lambda ctx: engine.model(settings, plan, ctx)
+        model = settings.engine.model
+        return lambda ctx: model(settings, plan, ctx)
 
     async def _tool(self, plan: Plan, ctx: ToolContext, record: Record) -> Outcome[ToolResult]:
         """One attempt at ``ctx.call``: a tool, or a sub-agent's whole turn."""
@@ -285,8 +285,8 @@ class Run:
         if isinstance(call.args, UnparsedArguments):  # the model's text was no JSON object
             return Failure(ToolArgumentsError(call.name, call.args.raw, call.args.problem))
         if not isinstance(tool, Agent):
-            is_async = agent.tool_is_async[call.name]
-            return await self.settings.engine.tool(self.settings, ctx, tool, is_async)
+            settings = self.settings
+            return await settings.engine.tool(settings, ctx, tool, agent.tool_is_async[call.name])
         request = _request_of(call.args)
         if request is None:
             problem = "a sub-agent takes one str argument 'request'"

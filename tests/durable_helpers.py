@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
+import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -31,12 +32,14 @@ from runner import (
 from tests.runner_helpers import Mode
 
 _names = itertools.count(1)
+_made: list[DurableRunner] = []
 
 
 @pytest.fixture(scope="module")
 def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """DBOS launched on a fresh SQLite database for this module; its path."""
     database = tmp_path_factory.mktemp("dbos") / "runs.sqlite"
+    forget_dbos_console()
     DBOS(
         config={
             "name": "hookline-tests",
@@ -48,7 +51,22 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     try:
         yield database
     finally:
+        while _made:  # their thread pools, which async runs of sync tools started
+            _made.pop().close()
         DBOS.destroy()
+        forget_dbos_console()
+
+
+def forget_dbos_console() -> None:
+    """Drop the console handler DBOS gave its logger, so the next DBOS makes a fresh one.
+
+    DBOS binds it to ``sys.stderr`` as it is when DBOS is first made: under ``capsys``
+    that is a capture closed after the test, which a later DBOS would write to.
+    """
+    console = logging.getLogger("dbos")
+    for handler in list(console.handlers):
+        if handler.name == "__dbos_console_log_handler__":
+            console.removeHandler(handler)
 
 
 def unique(prefix: str) -> str:
@@ -86,10 +104,12 @@ def durable(
     sessions: SessionStore | None = None,
     retry: RetryPolicy = RetryPolicy(),  # noqa: B008 -- frozen, shared safely
 ) -> DurableRunner:
-    """A durable runner of ``agent`` under a fresh name."""
-    return DurableRunner(
+    """A durable runner of ``agent`` under a fresh name, closed with the module's DBOS."""
+    made = DurableRunner(
         agent, name=unique(agent.name), callbacks=callbacks, sessions=sessions, retry=retry
     )
+    _made.append(made)
+    return made
 
 
 def drive_durable(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks import dispatch, durable, openai_adapter, runner, stream_runner, streaming
+from tests.durable_helpers import forget_dbos_console
 
 
 def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -61,7 +62,10 @@ def test_stream_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> Non
 def test_durable_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """The durable-run benchmark (quick: SQLite only) reports the overhead per step of both
     forms against the plain runner."""
-    assert durable.main(["--quick"]) == 0
+    try:
+        assert durable.main(["--quick"]) == 0
+    finally:
+        forget_dbos_console()  # it wrote to this test's capture, closed after it
     out = capsys.readouterr().out
     assert "SQLite: median ms per run" in out
     assert "Postgres" not in out

@@ -82,13 +82,13 @@ class RetryOnce(OnToolError):
 
 def run_on(engine: Engine, agent: Agent, mode: Mode) -> RunResult:
     """One run of ``agent`` with ``engine``, through the runner's own start."""
-    runner = Runner(agent, callbacks=[RetryOnce()])
-    run = runner._start("go", "user", None, (), is_async=mode == "async", engine=engine)
-    try:
-        coro = run.run(agent, Message("user", "go"))
-        return complete(coro) if mode == "sync" else asyncio.run(coro)
-    finally:
-        runner._finish(run)
+    with Runner(agent, callbacks=[RetryOnce()]) as runner:
+        run = runner._start("go", "user", None, (), is_async=mode == "async", engine=engine)
+        try:
+            coro = run.run(agent, Message("user", "go"))
+            return complete(coro) if mode == "sync" else asyncio.run(coro)
+        finally:
+            runner._finish(run)
 
 
 def test_attempts_times_ids_and_waits_all_come_from_the_engine(mode: Mode) -> None:
