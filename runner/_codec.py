@@ -8,7 +8,7 @@ deep inside a later run. Unknown fields are refused too: they mean a newer write
 a typo, and silently dropping them would lose data.
 
 Fields at their defaults are left out (``tool_call_id``, ``name``, ``tool_calls``,
-``usage``, ``finish_reason``), so a stored message costs what it says. A tool call
+``usage``, ``finish_reason``, ``model``), so a stored message costs what it says. A tool call
 whose arguments the model sent as broken JSON keeps them as an ``UnparsedArguments``:
 encoded as ``raw`` and ``problem`` in place of ``args``, decoded back to one, so the
 run that resumes it still tells the model what was wrong.
@@ -136,12 +136,14 @@ def encode_response(response: ModelResponse) -> dict[str, Any]:
         encoded["usage"] = encode_usage(response.usage)
     if response.finish_reason is not None:
         encoded["finish_reason"] = response.finish_reason
+    if response.model is not None:
+        encoded["model"] = response.model
     return encoded
 
 
 def decode_response(data: object, *, where: str = "response") -> ModelResponse:
     """The ``ModelResponse`` ``data`` encodes; a ``ValueError`` naming the field if malformed."""
-    fields = _object(data, where, (), ("text", "tool_calls", "usage", "finish_reason"))
+    fields = _object(data, where, (), ("text", "tool_calls", "usage", "finish_reason", "model"))
     calls = tuple(
         decode_tool_call(call, where=f"{where}.tool_calls[{index}]")
         for index, call in enumerate(_list(fields.get("tool_calls", []), f"{where}.tool_calls"))
@@ -154,6 +156,7 @@ def decode_response(data: object, *, where: str = "response") -> ModelResponse:
         calls,
         None if usage is None else decode_usage(usage, where=f"{where}.usage"),
         _optional_str(fields.get("finish_reason"), f"{where}.finish_reason"),
+        _optional_str(fields.get("model"), f"{where}.model"),
     )
 
 

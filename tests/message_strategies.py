@@ -46,4 +46,5 @@ responses = st.builds(
     st.lists(tool_calls, max_size=3, unique_by=lambda call: call.id).map(tuple),
     st.none() | usages,
     st.none() | texts,
+    st.none() | texts,
 )

@@ -190,6 +190,10 @@ def test_contexts_carry_the_retry_budget() -> None:
             "ModelResponse.finish_reason must be a str or None, got int 1",
         ),
         (
+            lambda: UntypedResponse(model=4),
+            "ModelResponse.model must be a str or None, got int 4",
+        ),
+        (
             lambda: UntypedUsage(output_tokens=-1),
             "Usage.output_tokens must be an int >= 0, got int -1",
         ),

@@ -183,6 +183,11 @@ def test_a_malformed_message_names_the_field_what_it_must_be_and_what_it_is(
         ),
         (
             decode_response,
+            {"model": ["gpt"]},
+            "response.model must be a string, got list ['gpt']",
+        ),
+        (
+            decode_response,
             {"tool_calls": [{"id": "c", "name": "f"}, {"id": "c", "name": "g"}]},
             "response.tool_calls must be calls with distinct ids, got list ['c', 'c']",
         ),
