@@ -123,10 +123,15 @@ async def guarded(
 
     async def attempt(ctx: C) -> Outcome[T]:
         # Recorded inside the wraps: a wrap calling call_next twice shows two attempts
-        # (the first one's streamed text discarded), a cache's answer none.
+        # (the first one's streamed text discarded), a cache's answer none; and so
+        # traced: a model attempt is a span of its own.
         _discard(plan, record, ctx.attempt, "replaced")
         record.add(op.attempted(plan, ctx))
-        return await execute(ctx)
+        telemetry = settings.telemetry
+        if telemetry is None:
+            return await execute(ctx)
+        streamed = settings.channel is not None
+        return await telemetry.attempt(plan, ctx, execute(ctx), streamed=streamed)
 
     ended, ctx = await _attempts(settings, plan, op, ctx, attempt=attempt, record=record)
     if isinstance(ended, Halt):  # a changed retry met a guard that halted it

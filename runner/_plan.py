@@ -3,7 +3,9 @@
 ``Plan.before`` / ``after`` / ``on_error`` are the runner's only calls into hook
 dispatch: ``run_*`` for a chain with no async method, ``arun_*`` for one with, the
 run's ``DispatchPolicy`` on every call. With observers, each dispatch is timed and
-traced and told to them as a ``HookEvent`` naming the callback that decided.
+traced and told to them as a ``HookEvent`` naming the callback that decided; in a
+traced run whose span records, each is told to the run's ``Telemetry`` too, which
+makes a decision an event on the span the dispatch guards.
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ class Plan:
         "shown",
         "streamed",
         "system",
+        "telemetry",
         "wrapped",
     )
 
@@ -121,6 +124,7 @@ class Plan:
         self.compiled: Final = compiled
         self.policy: Final = settings.policy
         self.is_async: Final = settings.is_async
+        self.telemetry: Final = settings.telemetry
         self.shown = 0  # deltas streamed for the model attempt under way
         self.streamed: list[str] = []  # the text the model streamed in that attempt
         self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
@@ -146,7 +150,7 @@ class Plan:
     async def before(self, point: BeforePoint[C, T], ctx: C) -> BeforeResult[C, T]:
         """Dispatch a before point; observers are told how it ended."""
         awaits = point.name in self.awaiting
-        if not self.observers:
+        if not self.observers and (self.telemetry is None or not self.telemetry.recording()):
             if awaits:
                 return await arun_before(self.compiled, point, ctx, policy=self.policy)
             return run_before(self.compiled, point, ctx, policy=self.policy)
@@ -167,7 +171,7 @@ class Plan:
     async def after(self, point: AfterPoint[C, T], outcome: Outcome[T], ctx: C) -> Outcome[T]:
         """Dispatch an after point; observers are told how it ended."""
         awaits = point.name in self.awaiting
-        if not self.observers:
+        if not self.observers and (self.telemetry is None or not self.telemetry.recording()):
             if awaits:
                 return await arun_after(self.compiled, point, outcome, ctx, policy=self.policy)
             return run_after(self.compiled, point, outcome, ctx, policy=self.policy)
@@ -193,7 +197,7 @@ class Plan:
     ) -> ErrorResult[C, T]:
         """Dispatch an error point; observers are told how it ended and what failed."""
         awaits = point.name in self.awaiting
-        if not self.observers:
+        if not self.observers and (self.telemetry is None or not self.telemetry.recording()):
             if awaits:
                 return await arun_on_error(self.compiled, point, failure, ctx, policy=self.policy)
             return run_on_error(self.compiled, point, failure, ctx, policy=self.policy)
@@ -212,7 +216,8 @@ class Plan:
             raise
         # A recovery still tells observers what it recovered from.
         error = result.failure() if type(result) is Failure else failure.failure()
-        await self._observe(point.name, start, trace, ctx, outcome=_TAGS[type(result)], error=error)
+        tag = _TAGS[type(result)]
+        await self._observe(point.name, start, trace, ctx, outcome=tag, error=error, result=result)
         return result
 
     async def wrap(
@@ -227,7 +232,9 @@ class Plan:
         the wraps as a ``BaseException`` they let through, and raised here as itself.
         """
         carried = Carrier(operation)
-        trace = Trace() if self.observers else None
+        telemetry = self.telemetry
+        watched = self.observers or (telemetry is not None and telemetry.recording())
+        trace = Trace() if watched else None
         start = perf_counter()
         try:
             if self.is_async:
@@ -261,8 +268,13 @@ class Plan:
         *,
         outcome: OutcomeTag,
         error: BaseException | None,
+        result: object = None,
     ) -> None:
         duration = perf_counter() - start
+        if self.telemetry is not None:
+            self.telemetry.hook(point, outcome, trace, ctx=ctx, error=error, result=result)
+        if not self.observers:
+            return
         call = ctx.call if isinstance(ctx, ToolContext) else None
         event = HookEvent(
             point=point,

@@ -10,7 +10,7 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from operator import is_
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 from hooks import (
     CompiledCallbacks,
@@ -28,6 +28,11 @@ from runner._sessions import InMemorySessions, SessionStore
 from runner._settings import Settings
 from runner._stream import Channel
 from runner._turns import Run
+
+if TYPE_CHECKING:  # the extra hookline[otel]; imported at run time only when given
+    from opentelemetry.trace import TracerProvider
+
+    from runner._telemetry import Telemetry
 
 __all__ = ["Runner"]
 
@@ -48,6 +53,13 @@ class Runner:
     be stopped: a cancelled run's sync tool runs to its end and holds its worker, so
     give a runner that cancels often an executor sized for that.
 
+    ``tracer_provider`` (an OpenTelemetry ``TracerProvider``, extra ``hookline[otel]``;
+    ``opentelemetry.trace.get_tracer_provider()`` for the global one) traces every run
+    after the GenAI semantic conventions: ``invoke_agent``, ``chat`` and
+    ``execute_tool`` spans, each hook decision an event. ``capture_content`` puts
+    messages, tool arguments and results on them; ``None`` reads
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, unset means off.
+
     A context manager: leaving it closes the runner. ``close()`` refuses new runs at
     once and never waits for runs under way: they finish, and what the runner opened
     (its thread pool, its own session store) is released when the last one ends.
@@ -63,6 +75,7 @@ class Runner:
         "_lock",
         "_owns_executor",
         "_owns_sessions",
+        "_telemetry",
         "agent",
         "callbacks",
         "max_steps",
@@ -83,6 +96,8 @@ class Runner:
         policy: DispatchPolicy = _DEFAULT_POLICY,
         executor: Executor | None = None,
         rng: random.Random | None = None,
+        tracer_provider: TracerProvider | None = None,
+        capture_content: bool | None = None,
     ) -> None:
         # Untyped callers may pass anything: each argument is refused here, not mid-run.
         _check_type("agent", agent, Agent, "Runner drives an Agent")
@@ -94,6 +109,11 @@ class Runner:
             _check_type("executor", executor, Executor, "e.g. a ThreadPoolExecutor")
         if rng is not None:
             _check_type("rng", rng, random.Random, "e.g. random.Random(seed)")
+        if capture_content is not None:
+            _check_type("capture_content", capture_content, bool, "True, False or None")
+            if tracer_provider is None:
+                msg = "capture_content is for traced runs: pass tracer_provider=... too"
+                raise ValueError(msg)
         self.agent: Final = agent
         self.callbacks: Final = compile_callbacks(callbacks)
         self.retry: Final = retry
@@ -118,6 +138,9 @@ class Runner:
         # run count tells close() when the last run has ended.
         self._active: set[tuple[str, str]] = set()
         self._lock: Final = threading.Lock()
+        self._telemetry: Final = (
+            None if tracer_provider is None else _telemetry(tracer_provider, capture_content)
+        )
 
     def run(
         self,
@@ -268,6 +291,7 @@ class Runner:
                 pool=self._pool,
                 rng=self.rng,
                 channel=channel,
+                telemetry=self._telemetry,
             ),
             sessions=self.sessions,
         )
@@ -339,6 +363,13 @@ class Runner:
         if self._closed:
             msg = f"{self!r} is closed; make a new Runner"
             raise RuntimeError(msg)
+
+
+def _telemetry(provider: object, capture_content: bool | None) -> Telemetry:
+    """The runs' spans; OpenTelemetry is imported here, when a provider is given."""
+    from runner._telemetry import Telemetry
+
+    return Telemetry(provider, capture_content=capture_content)
 
 
 def _check_type(name: str, value: object, expected: type, hint: str) -> None:

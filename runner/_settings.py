@@ -9,11 +9,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import final
+from typing import TYPE_CHECKING, final
 
 from hooks import DispatchPolicy, Usage
 from runner._retry import RetryPolicy
 from runner._stream import Channel
+
+if TYPE_CHECKING:  # only a run given a tracer provider imports OpenTelemetry
+    from runner._telemetry import Telemetry
 
 __all__ = ["Meter", "Settings"]
 
@@ -36,7 +39,8 @@ class Meter:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """What every part of one run shares: budgets, policy, sync or async, where threads run."""
+    """What every part of one run shares: budgets, policy, sync or async, where threads run,
+    where its deltas and spans go."""
 
     retry: RetryPolicy
     max_steps: int
@@ -46,6 +50,7 @@ class Settings:
     rng: random.Random
     meter: Meter = field(default_factory=Meter)
     channel: Channel | None = None  # a streamed run's: deltas and events as they happen
+    telemetry: Telemetry | None = None  # a traced run's: its spans (Runner(tracer_provider=...))
 
     def delay(self, attempt: int, requested: float | None) -> float:
         """The wait after failed attempt ``attempt``: the policy's, or a ``Retry``'s, capped."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, Final, TypeVar, assert_never, final
 
 from hooks import (
@@ -133,15 +133,21 @@ class Run:
         stored = session.messages
         history = _Conversation(stored if isinstance(stored, Transcript) else Transcript(stored))
         try:
-            response = await self.agent_turn(
-                self.plan(root, root.name), message, history, self.record
-            )
+            response = await self.turn(self.plan(root, root.name), message, history, self.record)
         except StopRun as stop:
             self.record.add(StopEvent(root.name, root.name, time.time(), reason=stop.reason))
             self._save(_answered(history.messages), session.version)
             return self._result("", "stopped", stop.reason, None)
         self._save(_settled(history.messages), session.version)
         return self._result(response.text, "completed", None, response)
+
+    def turn(
+        self, plan: Plan, message: Message, history: _Conversation, record: Record
+    ) -> Awaitable[ModelResponse]:
+        """``agent_turn``; in a traced run, inside its ``invoke_agent`` span."""
+        turn = self.agent_turn(plan, message, history, record)
+        telemetry = self.settings.telemetry
+        return turn if telemetry is None else telemetry.agent(plan, message, turn)
 
     async def agent_turn(
         self, plan: Plan, message: Message, history: _Conversation, record: Record
@@ -252,13 +258,17 @@ class Run:
     async def tool_call(self, plan: Plan, call: ToolCall, record: Record) -> ToolResult:
         """One tool call with its hooks; an unrecovered error becomes an error result."""
         record.add(ToolCallEvent(*plan.here(), call=call))
-        outcome, ctx = await guarded(
+        operation = guarded(
             self.settings,
             plan,
             TOOL,
             ToolContext(plan.invocation, call),
             execute=lambda ctx: self._tool(plan, ctx, record),
             record=record,
+        )
+        telemetry = self.settings.telemetry  # traced: inside the call's execute_tool span
+        outcome, ctx = await (
+            operation if telemetry is None else telemetry.tool(plan, call, operation)
         )
         match outcome:
             case Success(result):
@@ -292,7 +302,7 @@ class Run:
         # The sub-agent's own hooks had their chance: its unrecovered model error, or a
         # callback's exception, is raised here and fails the whole run, never offered to
         # the parent's tool error hooks as a tool failure.
-        response = await self.agent_turn(
+        response = await self.turn(
             sub, Message("user", request), _Conversation(Transcript()), record
         )
         return Success(ToolResult(response.text))

@@ -1,0 +1,406 @@
+"""``Telemetry``: a run's OpenTelemetry spans, after the GenAI semantic conventions.
+
+Imported only by a ``Runner`` given ``tracer_provider=``: this module is the one that
+imports OpenTelemetry (the ``opentelemetry-api`` package, extra ``hookline[otel]``).
+It follows the OpenTelemetry GenAI semantic conventions v0.1.0
+(``open-telemetry/semantic-conventions-genai``, status Development; the GenAI part of
+semantic-conventions v1.41.0 carried on there):
+
+- ``invoke_agent {agent}`` (INTERNAL): one agent's turn, ``before_agent`` to
+  ``after_agent``; a sub-agent's is a child of the ``execute_tool`` span that called it.
+  Its usage is the turn's, sub-agents' included: on the root span, the run's.
+- ``chat {model}`` (CLIENT): one model attempt, inside the wraps (a retried call is one
+  span per attempt: each is a request of its own, and hooks decided between them).
+- ``execute_tool {tool}`` (INTERNAL): one tool call with its hooks and every attempt.
+
+Attributes that sampling needs (operation, provider, agent, request model) are given at
+span start. Parents travel in the OpenTelemetry context, so concurrent tool calls (each
+an asyncio task with its own copy of the context) nest under the right span, and spans
+a model client or a tool makes itself nest under hookline's.
+
+Errors: a span whose operation failed gets ``error.type`` (the exception's class name),
+status ERROR and the exception recorded. A ``Halt``, a recovered error and a fallback
+are no errors: the status stays UNSET, and what happened is an event. A failed model
+attempt's span stays open (its end time kept) until ``on_model_error`` decided: a
+retry or a fallback leaves it UNSET with the exception recorded, an unrecovered error
+(or a retry the budget refuses) sets ERROR. A ``StopRun`` is a clean end: an event.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar, final
+
+from hooks import (
+    ON_MODEL_ERROR,
+    Failure,
+    Message,
+    ModelContext,
+    ModelResponse,
+    Outcome,
+    OutcomeTag,
+    StopRun,
+    Success,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    Trace,
+    Usage,
+    __version__,
+)
+from runner._checks import got
+from runner._genai import (
+    AGENT_NAME,
+    ATTEMPT,
+    BRANCH,
+    CONVERSATION,
+    ERROR_TYPE,
+    FINISH_REASONS,
+    INPUT_MESSAGES,
+    OPERATION,
+    OUTPUT_MESSAGES,
+    PROVIDER,
+    REQUEST_MODEL,
+    REQUEST_STREAM,
+    RESPONSE_MODEL,
+    RUN_ID,
+    SYSTEM_INSTRUCTIONS,
+    TOOL_ARGUMENTS,
+    TOOL_CALL_ID,
+    TOOL_DESCRIPTION,
+    TOOL_NAME,
+    TOOL_RESULT,
+    TOOL_TYPE,
+    capture_from_env,
+    input_messages,
+    model_of,
+    output_messages,
+    system_instructions,
+    tool_arguments,
+    tool_result,
+    usage_attributes,
+)
+
+try:
+    from opentelemetry import context as contexts
+    from opentelemetry import trace
+    from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+except ImportError as exc:  # the extra is missing: say which one
+    msg = "Runner(tracer_provider=...) needs OpenTelemetry: pip install 'hookline[otel]'"
+    raise ImportError(msg, name="opentelemetry") from exc
+
+if TYPE_CHECKING:
+    from runner._plan import Plan
+
+__all__ = ["Telemetry"]
+
+T = TypeVar("T")
+
+_TURN: Final = contexts.create_key("hookline.turn")
+_HOOK: Final = "hookline.hook"
+_DECIDED: Final[Mapping[str, str]] = {
+    "halt": "halt",
+    "retry": "retry",
+    "fallback": "fallback",
+    "raised": "raise",
+    # A paused tool call (before_tool's Pause, with pause and resume) is decided here
+    # too: its tag maps to "pause", and the event lands on the tool call's span.
+}
+
+
+@final
+class _Failed:
+    """A failed model attempt's span, open until the error hooks decide what it was."""
+
+    __slots__ = ("ended", "error", "span")
+
+    def __init__(self, span: Span, error: Exception) -> None:
+        self.span = span
+        self.error = error
+        self.ended = time.time_ns()
+
+    def settle(self, *, failed: bool) -> None:
+        """End the span when it ended: ERROR if the error went on unrecovered."""
+        if failed:
+            _error(self.span, self.error)
+        self.span.end(end_time=self.ended)
+
+
+@final
+class _Turn:
+    """One agent turn as its spans see it: the tokens counted, a failed attempt pending."""
+
+    __slots__ = ("failed", "usage")
+
+    def __init__(self) -> None:
+        self.usage: Usage | None = None
+        self.failed: _Failed | None = None
+
+    def count(self, usage: Usage) -> None:
+        self.usage = usage if self.usage is None else self.usage + usage
+
+    def settle(self, *, failed: bool) -> None:
+        """Settle the failed attempt pending, if any."""
+        pending, self.failed = self.failed, None
+        if pending is not None:
+            pending.settle(failed=failed)
+
+
+@final
+class Telemetry:
+    """The spans of a runner's runs, from ``tracer_provider``; content only if ``capture``.
+
+    ``capture_content=None`` reads ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``.
+    """
+
+    __slots__ = ("_tracer", "capture")
+
+    def __init__(self, provider: object, *, capture_content: bool | None) -> None:
+        if not isinstance(provider, trace.TracerProvider):
+            msg = (
+                f"tracer_provider must be an opentelemetry.trace.TracerProvider, got "
+                f"{got(provider)}; pass e.g. opentelemetry.trace.get_tracer_provider()"
+            )
+            raise TypeError(msg)
+        self._tracer: Final = provider.get_tracer("hookline", __version__)
+        self.capture: Final = capture_from_env() if capture_content is None else capture_content
+
+    def recording(self) -> bool:
+        """Whether the span under way records: only then are hook decisions worth tracing."""
+        return trace.get_current_span().is_recording()
+
+    async def agent(
+        self, plan: Plan, message: Message, turn: Awaitable[ModelResponse]
+    ) -> ModelResponse:
+        """Await ``turn``, the agent's turn on ``message``, inside its ``invoke_agent`` span."""
+        agent, invocation = plan.agent, plan.invocation
+        provider, model = model_of(agent.model)
+        span = self._tracer.start_span(
+            f"invoke_agent {agent.name}",
+            kind=SpanKind.INTERNAL,
+            attributes={
+                OPERATION: "invoke_agent",
+                PROVIDER: provider,
+                AGENT_NAME: agent.name,
+                REQUEST_MODEL: model,
+                CONVERSATION: invocation.session_id,
+                RUN_ID: invocation.id,
+                BRANCH: invocation.branch,
+            },
+        )
+        recording = span.is_recording()
+        if recording and self.capture:
+            span.set_attribute(INPUT_MESSAGES, input_messages((message,)))
+            if agent.instruction:
+                span.set_attribute(SYSTEM_INSTRUCTIONS, system_instructions(agent.instruction))
+        parent = _turn()
+        state = _Turn()
+        token = contexts.attach(trace.set_span_in_context(span, contexts.set_value(_TURN, state)))
+        try:
+            response = await turn
+        except BaseException as error:
+            state.settle(failed=not isinstance(error, StopRun))
+            _raised(span, error)
+            raise
+        else:
+            state.settle(failed=False)  # a wrap answered after a failed attempt
+            if recording and self.capture:
+                span.set_attribute(OUTPUT_MESSAGES, output_messages(response))
+            return response
+        finally:
+            contexts.detach(token)
+            if state.usage is not None:
+                if recording:
+                    span.set_attributes(usage_attributes(state.usage))
+                if parent is not None:
+                    parent.count(state.usage)
+            span.end()
+
+    async def attempt(
+        self, plan: Plan, ctx: object, execution: Awaitable[Outcome[T]], *, streamed: bool
+    ) -> Outcome[T]:
+        """Await ``execution``, one attempt at ``ctx``; a model's inside its ``chat`` span."""
+        if not isinstance(ctx, ModelContext):  # a tool's attempts share the tool call's span
+            return await execution
+        turn = _turn()
+        if turn is not None:
+            turn.settle(failed=False)  # a wrap tried again after a failed attempt
+        provider, model = model_of(plan.agent.model)
+        attributes: dict[str, str | bool | int] = {
+            OPERATION: "chat",
+            PROVIDER: provider,
+            REQUEST_MODEL: model,
+            CONVERSATION: plan.invocation.session_id,
+            ATTEMPT: ctx.attempt,
+        }
+        if streamed:
+            attributes[REQUEST_STREAM] = True
+        span = self._tracer.start_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes)
+        if self.capture and span.is_recording():
+            span.set_attribute(INPUT_MESSAGES, input_messages(ctx.request.messages))
+        token = contexts.attach(trace.set_span_in_context(span))
+        try:
+            outcome = await execution
+        except BaseException as error:
+            _raised(span, error)
+            span.end()
+            raise
+        finally:
+            contexts.detach(token)
+        self._attempted(span, outcome, turn)
+        return outcome
+
+    def _attempted(self, span: Span, outcome: Outcome[Any], turn: _Turn | None) -> None:
+        """End a model attempt's span with what it answered, or leave a failed one pending."""
+        if type(outcome) is Failure:
+            failure: Exception = outcome.failure()
+            span.record_exception(failure)
+            if turn is not None and span.is_recording():
+                turn.failed = _Failed(span, failure)  # on_model_error settles it
+            else:
+                _error(span, failure)
+                span.end()
+            return
+        response: object = outcome.unwrap()
+        if isinstance(response, ModelResponse):
+            if response.usage is not None and turn is not None:
+                turn.count(response.usage)
+            if span.is_recording():
+                span.set_attributes(_answered(response))
+                if self.capture:
+                    span.set_attribute(OUTPUT_MESSAGES, output_messages(response))
+        span.end()
+
+    async def tool(
+        self,
+        plan: Plan,
+        call: ToolCall,
+        operation: Awaitable[tuple[Outcome[ToolResult], ToolContext]],
+    ) -> tuple[Outcome[ToolResult], ToolContext]:
+        """Await ``operation``, ``call`` under its hooks, inside its ``execute_tool`` span."""
+        span = self._tracer.start_span(
+            f"execute_tool {call.name}",
+            kind=SpanKind.INTERNAL,
+            attributes={
+                OPERATION: "execute_tool",
+                TOOL_NAME: call.name,
+                TOOL_CALL_ID: call.id,
+                TOOL_TYPE: "function",  # run by the application; a sub-agent's too
+            },
+        )
+        recording = span.is_recording()
+        if recording:
+            description = _description(plan, call.name)
+            if description:
+                span.set_attribute(TOOL_DESCRIPTION, description)
+            if self.capture:
+                span.set_attribute(TOOL_ARGUMENTS, tool_arguments(call))
+        token = contexts.attach(trace.set_span_in_context(span))
+        try:
+            outcome, ctx = await operation
+        except BaseException as error:
+            _raised(span, error)
+            raise
+        else:
+            if recording:
+                span.set_attribute(ATTEMPT, ctx.attempt)
+            if type(outcome) is Success:
+                if recording and self.capture:
+                    span.set_attribute(TOOL_RESULT, tool_result(outcome.unwrap().content))
+            else:
+                span.record_exception(outcome.failure())
+                _error(span, outcome.failure())
+            return outcome, ctx
+        finally:
+            contexts.detach(token)
+            span.end()
+
+    def hook(
+        self,
+        point: str,
+        tag: OutcomeTag,
+        traced: Trace,
+        *,
+        ctx: object,
+        error: BaseException | None,
+        result: object,
+    ) -> None:
+        """A dispatch ended: an event on the span it guards if a callback decided something.
+
+        Decided: a halt, a retry, a fallback, a raise, or a callback that replaced the
+        context, the outcome or the error. ``on_model_error`` also settles the failed
+        attempt's span; a fallback's tokens count towards the agent's.
+        """
+        turn = _turn()
+        pending = turn.failed if turn is not None and point == ON_MODEL_ERROR.name else None
+        span = pending.span if pending is not None else trace.get_current_span()
+        decision = _DECIDED.get(tag)
+        if decision is None and traced.callback is not None:
+            decision = "replace"
+        if decision is not None:
+            attributes: dict[str, str | int] = {
+                "hookline.hook.point": point,
+                "hookline.hook.decision": decision,
+                "hookline.hook.tag": tag,
+            }
+            callback = traced.description
+            if callback is not None:
+                attributes["hookline.hook.callback"] = callback
+            attempt: object = getattr(ctx, "attempt", None)
+            if isinstance(attempt, int):
+                attributes[ATTEMPT] = attempt
+            if error is not None:
+                attributes["exception.type"] = type(error).__qualname__
+                attributes["exception.message"] = str(error)
+            span.add_event(_HOOK, attributes)
+        if tag == "fallback" and turn is not None:
+            usage: object = getattr(getattr(result, "value", None), "usage", None)
+            if isinstance(usage, Usage):
+                turn.count(usage)  # a backup model's answer was paid for too
+        if pending is not None and turn is not None:
+            turn.settle(failed=tag in ("failure", "raised") or _refused(tag, ctx))
+
+
+def _turn() -> _Turn | None:
+    """The agent turn under way in this context, if any."""
+    turn: object = contexts.get_value(_TURN)
+    return turn if isinstance(turn, _Turn) else None
+
+
+def _refused(tag: OutcomeTag, ctx: object) -> bool:
+    """Whether a retry asked for is refused: the attempt budget is spent."""
+    return tag == "retry" and isinstance(ctx, ModelContext) and ctx.attempt >= ctx.max_attempts
+
+
+def _answered(response: ModelResponse) -> dict[str, Any]:
+    """What a model's answer says about itself: model, finish reason, tokens."""
+    attributes: dict[str, Any] = {}
+    if response.model is not None:
+        attributes[RESPONSE_MODEL] = response.model
+    if response.finish_reason is not None:
+        attributes[FINISH_REASONS] = (response.finish_reason,)
+    if response.usage is not None:
+        attributes.update(usage_attributes(response.usage))
+    return attributes
+
+
+def _description(plan: Plan, name: str) -> str:
+    for spec in plan.agent.specs:
+        if spec.name == name:
+            return spec.description
+    return ""
+
+
+def _raised(span: Span, error: BaseException) -> None:
+    """An exception left the span's operation: a ``StopRun`` is an event, the rest errors."""
+    if isinstance(error, StopRun):
+        span.add_event("hookline.stop", {"hookline.stop.reason": error.reason})
+        return
+    span.record_exception(error)
+    _error(span, error)
+
+
+def _error(span: Span, error: BaseException) -> None:
+    span.set_attribute(ERROR_TYPE, type(error).__qualname__)
+    span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
