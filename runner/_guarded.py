@@ -128,7 +128,7 @@ async def guarded(
         _discard(plan, record, ctx.attempt, "replaced")
         record.add(op.attempted(plan, ctx))
         telemetry = settings.telemetry
-        if telemetry is None:
+        if telemetry is None or op.name == "tool":  # a tool's attempts share the call's span
             return await execute(ctx)
         streamed = settings.channel is not None
         return await telemetry.attempt(plan, ctx, execute(ctx), streamed=streamed)

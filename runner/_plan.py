@@ -112,6 +112,7 @@ class Plan:
         "streamed",
         "system",
         "telemetry",
+        "traced",
         "wrapped",
     )
 
@@ -125,6 +126,9 @@ class Plan:
         self.policy: Final = settings.policy
         self.is_async: Final = settings.is_async
         self.telemetry: Final = settings.telemetry
+        # Whether the agent's span records (its telemetry says so when the turn starts):
+        # only then is each dispatch traced, to make decisions events on spans.
+        self.traced = False
         self.shown = 0  # deltas streamed for the model attempt under way
         self.streamed: list[str] = []  # the text the model streamed in that attempt
         self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
@@ -150,7 +154,7 @@ class Plan:
     async def before(self, point: BeforePoint[C, T], ctx: C) -> BeforeResult[C, T]:
         """Dispatch a before point; observers are told how it ended."""
         awaits = point.name in self.awaiting
-        if not self.observers and (self.telemetry is None or not self.telemetry.recording()):
+        if not self.observers and not self.traced:
             if awaits:
                 return await arun_before(self.compiled, point, ctx, policy=self.policy)
             return run_before(self.compiled, point, ctx, policy=self.policy)
@@ -171,7 +175,7 @@ class Plan:
     async def after(self, point: AfterPoint[C, T], outcome: Outcome[T], ctx: C) -> Outcome[T]:
         """Dispatch an after point; observers are told how it ended."""
         awaits = point.name in self.awaiting
-        if not self.observers and (self.telemetry is None or not self.telemetry.recording()):
+        if not self.observers and not self.traced:
             if awaits:
                 return await arun_after(self.compiled, point, outcome, ctx, policy=self.policy)
             return run_after(self.compiled, point, outcome, ctx, policy=self.policy)
@@ -197,7 +201,7 @@ class Plan:
     ) -> ErrorResult[C, T]:
         """Dispatch an error point; observers are told how it ended and what failed."""
         awaits = point.name in self.awaiting
-        if not self.observers and (self.telemetry is None or not self.telemetry.recording()):
+        if not self.observers and not self.traced:
             if awaits:
                 return await arun_on_error(self.compiled, point, failure, ctx, policy=self.policy)
             return run_on_error(self.compiled, point, failure, ctx, policy=self.policy)
@@ -232,9 +236,7 @@ class Plan:
         the wraps as a ``BaseException`` they let through, and raised here as itself.
         """
         carried = Carrier(operation)
-        telemetry = self.telemetry
-        watched = self.observers or (telemetry is not None and telemetry.recording())
-        trace = Trace() if watched else None
+        trace = Trace() if self.observers or self.traced else None
         start = perf_counter()
         try:
             if self.is_async:
@@ -271,7 +273,7 @@ class Plan:
         result: object = None,
     ) -> None:
         duration = perf_counter() - start
-        if self.telemetry is not None:
+        if self.traced and self.telemetry is not None:
             self.telemetry.hook(point, outcome, trace, ctx=ctx, error=error, result=result)
         if not self.observers:
             return

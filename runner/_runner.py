@@ -139,7 +139,9 @@ class Runner:
         self._active: set[tuple[str, str]] = set()
         self._lock: Final = threading.Lock()
         self._telemetry: Final = (
-            None if tracer_provider is None else _telemetry(tracer_provider, capture_content)
+            None
+            if tracer_provider is None
+            else _telemetry(tracer_provider, capture_content, self._agents)
         )
 
     def run(
@@ -365,11 +367,13 @@ class Runner:
             raise RuntimeError(msg)
 
 
-def _telemetry(provider: object, capture_content: bool | None) -> Telemetry:
+def _telemetry(
+    provider: object, capture_content: bool | None, agents: Sequence[Agent]
+) -> Telemetry:
     """The runs' spans; OpenTelemetry is imported here, when a provider is given."""
     from runner._telemetry import Telemetry
 
-    return Telemetry(provider, capture_content=capture_content)
+    return Telemetry(provider, capture_content=capture_content, agents=agents)
 
 
 def _check_type(name: str, value: object, expected: type, hint: str) -> None:

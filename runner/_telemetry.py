@@ -29,7 +29,7 @@ retry or a fallback leaves it UNSET with the exception recorded, an unrecovered 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 
 from hooks import (
@@ -91,6 +91,7 @@ except ImportError as exc:  # the extra is missing: say which one
     raise ImportError(msg, name="opentelemetry") from exc
 
 if TYPE_CHECKING:
+    from runner._agent import Agent
     from runner._plan import Plan
 
 __all__ = ["Telemetry"]
@@ -148,15 +149,36 @@ class _Turn:
 
 
 @final
+class _Named:
+    """What the spans of one agent say at their start, worked out once per runner."""
+
+    __slots__ = ("agent", "agent_span", "chat", "chat_span")
+
+    def __init__(self, agent: Agent) -> None:
+        provider, model = model_of(agent.model)
+        self.agent_span: Final = f"invoke_agent {agent.name}"
+        self.agent: Final = {
+            OPERATION: "invoke_agent",
+            PROVIDER: provider,
+            AGENT_NAME: agent.name,
+            REQUEST_MODEL: model,
+        }
+        self.chat_span: Final = f"chat {model}"
+        self.chat: Final = {OPERATION: "chat", PROVIDER: provider, REQUEST_MODEL: model}
+
+
+@final
 class Telemetry:
-    """The spans of a runner's runs, from ``tracer_provider``; content only if ``capture``.
+    """The spans of runs of ``agents``, from ``provider``; content only if ``capture``.
 
     ``capture_content=None`` reads ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``.
     """
 
-    __slots__ = ("_tracer", "capture")
+    __slots__ = ("_named", "_tracer", "capture")
 
-    def __init__(self, provider: object, *, capture_content: bool | None) -> None:
+    def __init__(
+        self, provider: object, *, capture_content: bool | None, agents: Iterable[Agent]
+    ) -> None:
         if not isinstance(provider, trace.TracerProvider):
             msg = (
                 f"tracer_provider must be an opentelemetry.trace.TracerProvider, got "
@@ -165,31 +187,25 @@ class Telemetry:
             raise TypeError(msg)
         self._tracer: Final = provider.get_tracer("hookline", __version__)
         self.capture: Final = capture_from_env() if capture_content is None else capture_content
-
-    def recording(self) -> bool:
-        """Whether the span under way records: only then are hook decisions worth tracing."""
-        return trace.get_current_span().is_recording()
+        self._named: Final = {id(agent): _Named(agent) for agent in agents}
 
     async def agent(
         self, plan: Plan, message: Message, turn: Awaitable[ModelResponse]
     ) -> ModelResponse:
         """Await ``turn``, the agent's turn on ``message``, inside its ``invoke_agent`` span."""
         agent, invocation = plan.agent, plan.invocation
-        provider, model = model_of(agent.model)
+        named = self._named[id(agent)]
         span = self._tracer.start_span(
-            f"invoke_agent {agent.name}",
+            named.agent_span,
             kind=SpanKind.INTERNAL,
             attributes={
-                OPERATION: "invoke_agent",
-                PROVIDER: provider,
-                AGENT_NAME: agent.name,
-                REQUEST_MODEL: model,
+                **named.agent,
                 CONVERSATION: invocation.session_id,
                 RUN_ID: invocation.id,
                 BRANCH: invocation.branch,
             },
         )
-        recording = span.is_recording()
+        recording = plan.traced = span.is_recording()
         if recording and self.capture:
             span.set_attribute(INPUT_MESSAGES, input_messages((message,)))
             if agent.instruction:
@@ -218,26 +234,30 @@ class Telemetry:
             span.end()
 
     async def attempt(
-        self, plan: Plan, ctx: object, execution: Awaitable[Outcome[T]], *, streamed: bool
+        self,
+        plan: Plan,
+        ctx: ModelContext | ToolContext,
+        execution: Awaitable[Outcome[T]],
+        *,
+        streamed: bool,
     ) -> Outcome[T]:
-        """Await ``execution``, one attempt at ``ctx``; a model's inside its ``chat`` span."""
-        if not isinstance(ctx, ModelContext):  # a tool's attempts share the tool call's span
-            return await execution
+        """Await ``execution``, one model attempt at ``ctx``, inside its ``chat`` span.
+
+        (A tool's attempts are not called here: they share the tool call's span.)
+        """
         turn = _turn()
         if turn is not None:
             turn.settle(failed=False)  # a wrap tried again after a failed attempt
-        provider, model = model_of(plan.agent.model)
+        named = self._named[id(plan.agent)]
         attributes: dict[str, str | bool | int] = {
-            OPERATION: "chat",
-            PROVIDER: provider,
-            REQUEST_MODEL: model,
+            **named.chat,
             CONVERSATION: plan.invocation.session_id,
             ATTEMPT: ctx.attempt,
         }
         if streamed:
             attributes[REQUEST_STREAM] = True
-        span = self._tracer.start_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes)
-        if self.capture and span.is_recording():
+        span = self._tracer.start_span(named.chat_span, kind=SpanKind.CLIENT, attributes=attributes)
+        if self.capture and isinstance(ctx, ModelContext) and span.is_recording():
             span.set_attribute(INPUT_MESSAGES, input_messages(ctx.request.messages))
         token = contexts.attach(trace.set_span_in_context(span))
         try:

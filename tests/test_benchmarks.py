@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import dispatch, openai_adapter, runner, stream_runner, streaming
+from benchmarks import dispatch, openai_adapter, runner, stream_runner, streaming, telemetry
 
 
 def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,3 +56,16 @@ def test_stream_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> Non
     assert out.count("  Runner.stream ") == 2
     assert out.count("first delta") == 2
     assert "target" in out
+
+
+def test_telemetry_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The telemetry benchmark times untraced, no-op and SDK-traced runs, sync and async,
+    in both scenarios, and reports the target."""
+    assert telemetry.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(" untraced ") == 4
+    assert out.count("  no-op ") == 4
+    assert out.count(" sdk ") == 4
+    assert "agent->model" in out
+    assert "model->tool->model" in out
+    assert "target: no-op at most 1.3x untraced" in out
