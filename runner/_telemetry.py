@@ -18,6 +18,14 @@ span start. Parents travel in the OpenTelemetry context, so concurrent tool call
 an asyncio task with its own copy of the context) nest under the right span, and spans
 a model client or a tool makes itself nest under hookline's.
 
+Hook decisions: every dispatch in which a callback decided something (a halt, a retry,
+a fallback, a raise, or a replaced context, outcome or error) is a ``hookline.hook``
+event naming the point, the decision, the result's tag, the deciding callback, the
+attempt, and the error involved if any; it goes on the span the dispatch guards: agent
+points on ``invoke_agent``, tool points on ``execute_tool``, ``on_model_error`` on the
+failed attempt's ``chat`` span, ``on_delta`` on the streaming one, the other model
+points (which run outside any one attempt) on ``invoke_agent``.
+
 Errors: a span whose operation failed gets ``error.type`` (the exception's class name),
 status ERROR and the exception recorded. A ``Halt``, a recovered error and a fallback
 are no errors: the status stays UNSET, and what happened is an event. A failed model
@@ -51,6 +59,7 @@ from hooks import (
 )
 from runner._checks import got
 from runner._genai import (
+    AGENT_DESCRIPTION,
     AGENT_NAME,
     ATTEMPT,
     BRANCH,
@@ -163,6 +172,8 @@ class _Named:
             AGENT_NAME: agent.name,
             REQUEST_MODEL: model,
         }
+        if agent.description != agent.instruction:  # an instruction is content: opt-in
+            self.agent[AGENT_DESCRIPTION] = agent.description
         self.chat_span: Final = f"chat {model}"
         self.chat: Final = {OPERATION: "chat", PROVIDER: provider, REQUEST_MODEL: model}
 

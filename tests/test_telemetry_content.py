@@ -59,6 +59,15 @@ def test_content_is_left_out_by_default(traced: Traced, mode: Mode) -> None:
     assert content_keys(traced) == set()
     everything = json.dumps([dict(span.attributes or {}) for span in traced.spans()])
     assert "2 + 3" not in everything
+    assert "Add numbers." not in everything  # the instruction, standing in for a description
+
+
+def test_a_description_given_is_no_content(traced: Traced, mode: Mode) -> None:
+    """An agent's own description is metadata: on its span whatever the content switch."""
+    agent = Agent("helper", ScriptedModel(default="ok"), description="Answers questions.")
+    traced.run(agent, mode)
+    described = attributes(traced.one("invoke_agent helper"))["gen_ai.agent.description"]
+    assert described == "Answers questions."
 
 
 def test_capture_content_puts_it_on_every_span(traced: Traced, mode: Mode) -> None:
