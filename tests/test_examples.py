@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from examples import custom_point, error_handlers, quickstart, streaming, typed_callbacks, wraps
+from examples import (
+    custom_point,
+    error_handlers,
+    quickstart,
+    streaming,
+    tracing,
+    typed_callbacks,
+    wraps,
+)
 from runner import (
     ModelAttemptEvent,
     OpenAIChatModel,
@@ -307,3 +315,37 @@ def test_make_demo_runs_the_streaming_example_too() -> None:
     """``make demo`` shows streaming after the quickstart, offline."""
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
     assert "examples.streaming" in makefile.split("demo:", 1)[1].split("\n\n", 1)[0]
+
+
+def test_tracing_prints_the_run_as_a_span_tree() -> None:
+    """One trace, drawn as a tree: the retried attempt, the three concurrent tool calls
+    (the sub-agent's turn under its call, the refused one with its halt), the answer;
+    every span with its duration."""
+    lines: list[str] = []
+    answer = tracing.run_demo(lines.append)
+    assert answer.startswith("Paris: 18°C and light rain.")
+    names = [line[:44].rstrip() for line in lines]  # the tree, names padded to 44
+    assert names == [
+        "invoke_agent assistant",
+        "├─ chat scripted",
+        "├─ chat scripted",
+        "├─ execute_tool weather",
+        "├─ execute_tool researcher",
+        "│  └─ invoke_agent researcher",
+        "│     └─ chat scripted",
+        "├─ execute_tool delete_notes",
+        "└─ chat scripted",
+    ]
+    assert all(" ms" in line for line in lines)
+    assert "raised TimeoutError; on_model_error retry by RetryTimeouts instance" in lines[1]
+    assert "before_tool halt by Guard instance" in lines[7]
+    assert lines[0].endswith("570→84 tokens")  # the run's usage, the sub-agent's included
+
+
+def test_tracing_main_prints_the_tree_and_the_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    """main() prints the question, the tree and the answer."""
+    tracing.main()
+    out = capsys.readouterr().out
+    assert "user: What's the weather in Paris" in out
+    assert "└─ invoke_agent researcher" in out
+    assert "answer: Paris: 18°C" in out
