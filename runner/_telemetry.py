@@ -31,7 +31,9 @@ status ERROR and the exception recorded. A ``Halt``, a recovered error and a fal
 are no errors: the status stays UNSET, and what happened is an event. A failed model
 attempt's span stays open (its end time kept) until ``on_model_error`` decided: a
 retry or a fallback leaves it UNSET with the exception recorded, an unrecovered error
-(or a retry the budget refuses) sets ERROR. A ``StopRun`` is a clean end: an event.
+(or a retry the budget refuses) sets ERROR. A ``StopRun`` is a clean end: an event. A
+cancelled run (a stream its consumer stopped reading) leaves its open spans ERROR, with
+``error.type`` ``CancelledError``: their operations did not complete.
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@ from collections.abc import AsyncIterator
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
-from hooks import ToolResult
+from hooks import BeforeResult, Cont, Halt, ToolResult
 from runner import (
     Agent,
+    DeltaContext,
     ModelChunk,
     ModelRequest,
     ModelResponse,
@@ -24,7 +25,7 @@ from runner import (
 )
 from tests import runner_helpers, telemetry_helpers
 from tests.runner_helpers import Mode, add, calling
-from tests.telemetry_helpers import Traced, attributes
+from tests.telemetry_helpers import Traced, attributes, hook_events
 
 mode = runner_helpers.mode
 traced = telemetry_helpers.traced
@@ -241,6 +242,62 @@ def test_a_streamed_run_is_traced_with_the_stream_flag(traced: Traced) -> None:
     assert attributes(chat)["gen_ai.request.stream"] is True
     assert attributes(chat)["gen_ai.provider.name"] == "test"
     assert traced.parent(chat) == traced.one("invoke_agent talker")
+
+
+class StopAtThere:
+    """A stream hook that ends the model call at the delta "there"."""
+
+    def on_delta(self, ctx: DeltaContext, /) -> BeforeResult[DeltaContext, ModelResponse]:
+        """Halt with a short answer at "there", pass the rest."""
+        if isinstance(ctx.delta, TextDelta) and ctx.delta.text == "there":
+            return Halt(ModelResponse("Hello."))
+        return Cont(ctx)
+
+
+def test_a_stream_hooks_halt_is_an_event_on_the_streaming_chat_span(traced: Traced) -> None:
+    """on_delta runs inside the model attempt: its halt shows on that attempt's span."""
+
+    async def consume() -> list[StreamEvent]:
+        with traced.runner(Agent("talker", Streaming())) as runner:
+            return [event async for event in runner.stream("hi", callbacks=[StopAtThere()])]
+
+    events = asyncio.run(consume())
+    last = events[-1]
+    assert isinstance(last, RunFinishedEvent)
+    assert last.result.output == "Hello."
+    (event,) = hook_events(traced.one("chat streamer"))
+    assert (event["hookline.hook.point"], event["hookline.hook.decision"]) == ("on_delta", "halt")
+
+
+class Stalling:
+    """A streaming model that sends one piece, then waits for ever."""
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """The whole answer (unused)."""
+        return ModelResponse("Hello")
+
+    async def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
+        """One piece, then a wait nobody ends."""
+        yield TextDelta("Hello")
+        await asyncio.Event().wait()
+        yield ModelResponse("Hello")
+
+
+def test_a_stream_closed_early_ends_every_span(traced: Traced) -> None:
+    """A consumer that stops reading cancels the run: the spans it started still end."""
+
+    async def first_delta() -> None:
+        with traced.runner(Agent("talker", Stalling())) as runner:
+            stream = runner.stream("hi")
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    break
+            await stream.aclose()
+
+    asyncio.run(first_delta())
+    assert sorted(traced.names()) == ["chat Stalling", "invoke_agent talker"]
+    for span in traced.spans():  # cancelled: the operations did not complete
+        assert attributes(span)["error.type"] == "CancelledError"
 
 
 def test_every_span_ends(traced: Traced, mode: Mode) -> None:
