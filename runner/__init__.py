@@ -26,7 +26,6 @@
 from hooks import (
     AgentContext,
     Approve,
-    Decision,
     Edit,
     HookEvent,
     Invocation,
@@ -113,7 +112,6 @@ __all__ = [
     "AsyncStreamingModel",
     "AsyncTool",
     "AttemptDiscardedEvent",
-    "Decision",
     "DeltaContext",
     "Edit",
     "ErrorEvent",

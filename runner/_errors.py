@@ -142,7 +142,7 @@ class InvalidDecisions(RunnerError, ValueError):
         self.missing = missing
         self.unknown = unknown
         self.wrong = wrong
-        parts = []
+        parts: list[str] = []
         if missing:
             parts.append(f"no decision for pending request(s) {', '.join(missing)}")
         if unknown:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import cast
 
 from hooks import Approve, Decision, Edit, Reject
 from runner._agent import Agent
@@ -40,7 +41,7 @@ def checked_decisions(
         problem = f"it is a run of agent {state.agent!r}, this runner runs {root.name!r}"
         raise ResumeRefused(state.run_id, problem)
     _bind(state.run_id, root, frame)
-    given: Mapping[object, object] = decisions
+    given = cast("Mapping[object, object]", decisions)
     pending = [request.id for request in state.pending]
     missing = tuple(key for key in pending if key not in given)
     unknown = tuple(str(key) for key in given if key not in pending)
@@ -52,7 +53,7 @@ def checked_decisions(
     if missing or unknown or wrong:
         raise InvalidDecisions(state.run_id, missing=missing, unknown=unknown, wrong=wrong)
     every: dict[str, Decision] = dict(state.decisions)
-    every.update({key: decisions[key] for key in pending})
+    every.update({key: cast("Decision", given[key]) for key in pending})
     return state, MappingProxyType(every)
 
 

@@ -282,7 +282,12 @@ def test_constants_are_the_builtin_points(name: str) -> None:
     point = getattr(hooks, name)
     assert point.name == name.lower()
     assert isinstance(
-        point, hooks.BeforePoint | hooks.AfterPoint | hooks.ErrorPoint | hooks.WrapPoint
+        point,
+        hooks.BeforePoint
+        | hooks.PausablePoint
+        | hooks.AfterPoint
+        | hooks.ErrorPoint
+        | hooks.WrapPoint,
     )
 
 

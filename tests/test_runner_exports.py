@@ -24,7 +24,6 @@ EXPORTED = [
     "AsyncStreamingModel",
     "AsyncTool",
     "AttemptDiscardedEvent",
-    "Decision",
     "DeltaContext",
     "Edit",
     "ErrorEvent",
@@ -100,6 +99,10 @@ EXPORTED = [
 # Names runner re-exports from hooks, so a program can import from runner alone.
 FROM_HOOKS = [
     "AgentContext",
+    "Approve",
+    "Edit",
+    "Pause",
+    "Reject",
     "HookEvent",
     "Invocation",
     "Message",
