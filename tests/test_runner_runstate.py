@@ -144,7 +144,7 @@ SCRIPT = textwrap.dedent(
                 return Pause("delete " + ctx.call.args["path"] + "?")
             return Cont(ctx)
 
-    calls = (ToolCall("c1", "delete_file", {"path": "a"}), ToolCall("c2", "delete_file", {"path": "b"}))
+    calls = tuple(ToolCall(n, "delete_file", {"path": p}) for n, p in (("c1", "a"), ("c2", "b")))
     model = ScriptedModel([ModelResponse(tool_calls=calls), "done"])
     runner = Runner(Agent("files", model, tools=[delete_file], callbacks=[Guard()]))
     if sys.argv[1] == "pause":
