@@ -30,6 +30,7 @@ from runner._runstate import RunState
 from runner._sessions import InMemorySessions, SessionStore
 from runner._settings import Settings
 from runner._stream import Channel
+from runner._trampoline import Outcome, trampoline
 from runner._turns import Run
 
 __all__ = ["Runner"]
@@ -217,32 +218,27 @@ class Runner:
         (an ``AttemptDiscardedEvent`` says when streamed text turned out not to be the
         answer); ``RunFinishedEvent`` last, its ``result`` the ``RunResult`` (whose
         ``events`` are the stream's events without the deltas, start and finish). An
-        unrecovered error is raised after the events that led to it. A consumer that
-        stops iterating (``break``, then ``aclose()``; or cancellation) cancels the run:
-        nothing is saved to the session.
+        unrecovered error is raised after the events that led to it. The run goes on
+        only as the consumer reads (it runs inside the consumer's task, stepped by the
+        stream): a slow consumer slows it. A consumer that stops iterating (``break``,
+        then ``aclose()``; or cancellation) cancels the run: nothing is saved to the
+        session, and ``aclose()`` returns once the run has ended.
         """
         channel = Channel()
         run = self._start(message, user_id, session_id, callbacks, is_async=True, channel=channel)
-
-        async def drive() -> RunResult:
-            try:
-                return await run.run(self.agent, _message(message))
-            finally:
-                channel.close()
-
-        task = asyncio.ensure_future(drive())
+        outcome: Outcome[RunResult] = Outcome()
+        steps = trampoline(run.run(self.agent, _message(message)), channel, outcome)
         try:
             yield RunStartedEvent(
                 run_id=run.id, session_id=run.session_id, agent=self.agent.name, time=time.time()
             )
-            while batch := await channel.batch():
-                for item in batch:
+            async for items in steps:
+                for item in items:
                     yield item
-            yield RunFinishedEvent(result=await task, time=time.time())
+            assert outcome.value is not None  # the run returned: its result is there
+            yield RunFinishedEvent(result=outcome.value, time=time.time())
         finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+            await steps.aclose()  # an unfinished run is cancelled and driven to its end
             self._finish(run)
 
     def close(self) -> None:
