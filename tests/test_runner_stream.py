@@ -401,7 +401,7 @@ def test_cancelling_the_consumer_cancels_the_model_call_and_leaves_no_task() -> 
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        return asyncio.all_tasks() - {asyncio.current_task()}  # type: ignore[operator]
+        return asyncio.all_tasks() - {asyncio.current_task()}
 
     with Runner(Agent("assistant", Slow())) as runner:
         left = asyncio.run(main(runner))
