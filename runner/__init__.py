@@ -15,6 +15,9 @@
 - tools: plain functions (``FunctionTool``) or objects with ``name`` and ``run(args)``;
 - what a run leaves: ``RunResult`` and its typed ``Event`` records; ``Runner.stream``
   yields them as they happen, with ``TextDelta`` pieces (the ``on_delta`` hook sees each);
+- pause and resume: a ``before_tool`` hook's ``Pause`` ends the run ``"paused"`` with
+  ``PendingRequest``s and a ``RunState`` (JSON); ``Runner.resume(state, {id: Approve() |
+  Edit(args) | Reject(message)})`` goes on, in another process too;
 - sessions: the versioned ``SessionStore`` protocol, ``InMemorySessions``, ``Transcript``;
 - the vocabulary hooks receive (contexts, messages, ``State``, ``StopRun``) is
   re-exported; results, hook points, protocols and dispatch come from ``hooks``.
@@ -22,12 +25,16 @@
 
 from hooks import (
     AgentContext,
+    Approve,
+    Edit,
     HookEvent,
     Invocation,
     Message,
     ModelContext,
     ModelRequest,
     ModelResponse,
+    Pause,
+    Reject,
     State,
     StateKey,
     StopRun,
@@ -41,7 +48,9 @@ from hooks import (
 from runner._agent import Agent
 from runner._delta import ON_DELTA, AsyncOnDelta, DeltaContext, OnDelta
 from runner._errors import (
+    InvalidDecisions,
     MaxStepsExceeded,
+    ResumeRefused,
     RunnerError,
     ScriptExhausted,
     SessionConflict,
@@ -57,6 +66,7 @@ from runner._events import (
     ModelChunk,
     ModelResponseEvent,
     Operation,
+    PauseEvent,
     RetryEvent,
     RunFinishedEvent,
     RunResult,
@@ -83,8 +93,10 @@ from runner._model import (
     StreamingModel,
 )
 from runner._openai import OpenAIChatModel
+from runner._pending import PendingRequest
 from runner._retry import RetryPolicy
 from runner._runner import Runner
+from runner._runstate import RunState
 from runner._sessions import InMemorySessions, Session, SessionStore
 from runner._tools import AsyncTool, FunctionTool, Tool, as_tool
 from runner._transient import is_transient, retry_after
@@ -93,6 +105,7 @@ __all__ = [
     "ON_DELTA",
     "Agent",
     "AgentContext",
+    "Approve",
     "AsyncFallbackModel",
     "AsyncModel",
     "AsyncOnDelta",
@@ -100,6 +113,7 @@ __all__ = [
     "AsyncTool",
     "AttemptDiscardedEvent",
     "DeltaContext",
+    "Edit",
     "ErrorEvent",
     "Event",
     "FallbackEvent",
@@ -107,6 +121,7 @@ __all__ = [
     "FunctionTool",
     "HookEvent",
     "InMemorySessions",
+    "InvalidDecisions",
     "Invocation",
     "MaxStepsExceeded",
     "Message",
@@ -120,6 +135,11 @@ __all__ = [
     "OnDelta",
     "OpenAIChatModel",
     "Operation",
+    "Pause",
+    "PauseEvent",
+    "PendingRequest",
+    "Reject",
+    "ResumeRefused",
     "RetryEvent",
     "RetryPolicy",
     "RetryTransient",
@@ -127,6 +147,7 @@ __all__ = [
     "RunFinishedEvent",
     "RunResult",
     "RunStartedEvent",
+    "RunState",
     "RunStatus",
     "Runner",
     "RunnerError",

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Coroutine
 from time import perf_counter
-from typing import Any, Final, TypeVar, final
+from typing import Any, Final, TypeVar, final, overload
 
 from hooks import (
     AFTER_AGENT,
@@ -42,6 +42,9 @@ from hooks import (
     Message,
     Outcome,
     OutcomeTag,
+    PausablePoint,
+    PausableResult,
+    Pause,
     Retry,
     StopRun,
     Success,
@@ -87,6 +90,7 @@ POINTS: Final = (
 _TAGS: Final[dict[type, OutcomeTag]] = {
     Cont: "cont",
     Halt: "halt",
+    Pause: "pause",
     Success: "success",
     Failure: "failure",
     Retry: "retry",
@@ -151,7 +155,13 @@ class Plan:
         """Where and when, the first fields of every event record."""
         return self.agent.name, self.branch, time.time()
 
-    async def before(self, point: BeforePoint[C, T], ctx: C) -> BeforeResult[C, T]:
+    @overload
+    async def before(self, point: PausablePoint[C, T], ctx: C) -> PausableResult[C, T]: ...
+    @overload
+    async def before(self, point: BeforePoint[C, T], ctx: C) -> BeforeResult[C, T]: ...
+    async def before(
+        self, point: BeforePoint[C, T] | PausablePoint[C, T], ctx: C
+    ) -> PausableResult[C, T]:
         """Dispatch a before point; observers are told how it ended."""
         awaits = point.name in self.awaiting
         if not self.observers and not self.traced:

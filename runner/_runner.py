@@ -7,13 +7,14 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from operator import is_
 from typing import TYPE_CHECKING, Final, final
 
 from hooks import (
     CompiledCallbacks,
+    Decision,
     DispatchPolicy,
     Message,
     compile_callbacks,
@@ -23,10 +24,13 @@ from runner._checks import positive_int
 from runner._drive import complete
 from runner._events import RunFinishedEvent, RunResult, RunStartedEvent, StreamEvent
 from runner._readiness import ready_for_async, ready_for_sync
+from runner._resume import checked_decisions
 from runner._retry import RetryPolicy
+from runner._runstate import RunState
 from runner._sessions import InMemorySessions, SessionStore
 from runner._settings import Settings
 from runner._stream import Channel
+from runner._trampoline import Outcome, trampoline
 from runner._turns import Run
 
 if TYPE_CHECKING:  # the extra hookline[otel]; imported at run time only when given
@@ -160,15 +164,7 @@ class Runner:
         raised with its own type; a ``StopRun`` ends the run with ``status="stopped"``.
         Raises ``RuntimeError`` inside a running event loop: use ``run_async`` there.
         """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            msg = (
-                "Runner.run() was called inside a running event loop; use await runner.run_async()"
-            )
-            raise RuntimeError(msg)
+        _refuse_inside_loop("run", "run_async")
         run = self._start(message, user_id, session_id, callbacks, is_async=False)
         try:
             return complete(run.run(self.agent, _message(message)))
@@ -191,6 +187,47 @@ class Runner:
         finally:
             self._finish(run)
 
+    def resume(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        *,
+        callbacks: Sequence[object] = (),
+    ) -> RunResult:
+        """Go on with a paused run: ``decisions`` answers each of ``state.pending`` by id.
+
+        The paused calls pass their ``before_tool`` hooks again with the decision in
+        ``ctx.decision``: ``Approve()`` runs the call, ``Edit(args)`` runs it with
+        ``args``, ``Reject(message)`` gives the model an error result instead. Calls that
+        ran before the pause keep their results. ``state`` may come from another process
+        (``RunState.from_json``): agents and tools are bound again by name. Raises
+        ``InvalidDecisions`` unless the decisions answer exactly the pending requests,
+        ``ResumeRefused`` when the state cannot go on (not paused; resumed already or the
+        session used since; an agent or tool this runner lacks).
+        """
+        _refuse_inside_loop("resume", "resume_async")
+        state, every = checked_decisions(self.agent, state, decisions)
+        run = self._resumed(state, every, callbacks, is_async=False)
+        try:
+            return complete(run.resume(self.agent, state))
+        finally:
+            self._finish(run)
+
+    async def resume_async(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        *,
+        callbacks: Sequence[object] = (),
+    ) -> RunResult:
+        """``resume`` for async code, as ``run_async`` is ``run``'s."""
+        state, every = checked_decisions(self.agent, state, decisions)
+        run = self._resumed(state, every, callbacks, is_async=True)
+        try:
+            return await run.resume(self.agent, state)
+        finally:
+            self._finish(run)
+
     async def stream(
         self,
         message: str | Message,
@@ -206,32 +243,27 @@ class Runner:
         (an ``AttemptDiscardedEvent`` says when streamed text turned out not to be the
         answer); ``RunFinishedEvent`` last, its ``result`` the ``RunResult`` (whose
         ``events`` are the stream's events without the deltas, start and finish). An
-        unrecovered error is raised after the events that led to it. A consumer that
-        stops iterating (``break``, then ``aclose()``; or cancellation) cancels the run:
-        nothing is saved to the session.
+        unrecovered error is raised after the events that led to it. The run goes on
+        only as the consumer reads (it runs inside the consumer's task, stepped by the
+        stream): a slow consumer slows it. A consumer that stops iterating (``break``,
+        then ``aclose()``; or cancellation) cancels the run: nothing is saved to the
+        session, and ``aclose()`` returns once the run has ended.
         """
         channel = Channel()
         run = self._start(message, user_id, session_id, callbacks, is_async=True, channel=channel)
-
-        async def drive() -> RunResult:
-            try:
-                return await run.run(self.agent, _message(message))
-            finally:
-                channel.close()
-
-        task = asyncio.ensure_future(drive())
+        outcome: Outcome[RunResult] = Outcome()
+        steps = trampoline(run.run(self.agent, _message(message)), channel, outcome)
         try:
             yield RunStartedEvent(
                 run_id=run.id, session_id=run.session_id, agent=self.agent.name, time=time.time()
             )
-            while batch := await channel.batch():
-                for item in batch:
+            async for items in steps:
+                for item in items:
                     yield item
-            yield RunFinishedEvent(result=await task, time=time.time())
+            assert outcome.value is not None  # the run returned: its result is there
+            yield RunFinishedEvent(result=outcome.value, time=time.time())
         finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+            await steps.aclose()  # an unfinished run is cancelled and driven to its end
             self._finish(run)
 
     def close(self) -> None:
@@ -274,6 +306,7 @@ class Runner:
         *,
         is_async: bool,
         channel: Channel | None = None,
+        run_id: str | None = None,
     ) -> Run:
         _message(message)  # refused before anything is claimed
         _check_id("user_id", user_id)
@@ -281,7 +314,7 @@ class Runner:
             _check_id("session_id", session_id)
         table = self._callbacks_for(compile_callbacks(callbacks), check_sync=not is_async)
         run = Run(
-            run_id=secrets.token_hex(16),
+            run_id=secrets.token_hex(16) if run_id is None else run_id,
             user_id=user_id,
             session_id=secrets.token_hex(16) if session_id is None else session_id,
             compile=lambda agent: table[id(agent)],
@@ -307,6 +340,29 @@ class Runner:
                 )
                 raise RuntimeError(msg)
             self._active.add(key)
+        return run
+
+    def _resumed(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        callbacks: Sequence[object],
+        *,
+        is_async: bool,
+    ) -> Run:
+        frame = state.frame
+        assert frame is not None  # checked_decisions refused any other state
+        run = self._start(
+            frame.message,
+            state.user_id,
+            state.session_id,
+            callbacks,
+            is_async=is_async,
+            run_id=state.run_id,
+        )
+        run.decisions = decisions
+        for key, value in state.data.items():
+            run.state.set(key, value)
         return run
 
     def _finish(self, run: Run) -> None:
@@ -386,6 +442,16 @@ def _check_id(name: str, value: object) -> None:
     if not isinstance(value, str) or not value:
         msg = f"{name} must be a non-empty str, got {type(value).__name__} {value!r}"
         raise (TypeError if not isinstance(value, str) else ValueError)(msg)
+
+
+def _refuse_inside_loop(name: str, instead: str) -> None:
+    """A sync entry point cannot block a running event loop: say which one to await."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    msg = f"Runner.{name}() was called inside a running event loop; use await runner.{instead}()"
+    raise RuntimeError(msg)
 
 
 def _message(message: str | Message) -> Message:

@@ -31,7 +31,9 @@ status ERROR and the exception recorded. A ``Halt``, a recovered error and a fal
 are no errors: the status stays UNSET, and what happened is an event. A failed model
 attempt's span stays open (its end time kept) until ``on_model_error`` decided: a
 retry or a fallback leaves it UNSET with the exception recorded, an unrecovered error
-(or a retry the budget refuses) sets ERROR. A ``StopRun`` is a clean end: an event. A
+(or a retry the budget refuses) sets ERROR. A ``StopRun`` is a clean end: an event
+(``hookline.stop``); so is a pause (``hookline.paused`` on the paused call's span and
+the turns it paused: they end there, and ``resume`` traces the rest as a new run). A
 cancelled run (a stream its consumer stopped reading) leaves its open spans ERROR, with
 ``error.type`` ``CancelledError``: their operations did not complete.
 """
@@ -92,6 +94,8 @@ from runner._genai import (
     tool_result,
     usage_attributes,
 )
+from runner._guarded import CallPaused
+from runner._pending import TurnPaused
 
 try:
     from opentelemetry import context as contexts
@@ -116,8 +120,7 @@ _DECIDED: Final[Mapping[str, str]] = {
     "retry": "retry",
     "fallback": "fallback",
     "raised": "raise",
-    # A paused tool call (before_tool's Pause, with pause and resume) is decided here
-    # too: its tag maps to "pause", and the event lands on the tool call's span.
+    "pause": "pause",  # before_tool paused the call for a human: on the tool call's span
 }
 
 
@@ -229,7 +232,7 @@ class Telemetry:
         try:
             response = await turn
         except BaseException as error:
-            state.settle(failed=not isinstance(error, StopRun))
+            state.settle(failed=not isinstance(error, StopRun | TurnPaused))
             _raised(span, error)
             raise
         else:
@@ -426,9 +429,13 @@ def _description(plan: Plan, name: str) -> str:
 
 
 def _raised(span: Span, error: BaseException) -> None:
-    """An exception left the span's operation: a ``StopRun`` is an event, the rest errors."""
+    """An exception left the span's operation: a ``StopRun`` and a pause are events (the
+    run ends cleanly, or waits for a human), the rest errors."""
     if isinstance(error, StopRun):
         span.add_event("hookline.stop", {"hookline.stop.reason": error.reason})
+        return
+    if isinstance(error, CallPaused | TurnPaused):
+        span.add_event("hookline.paused")
         return
     span.record_exception(error)
     _error(span, error)

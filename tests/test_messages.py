@@ -142,6 +142,7 @@ def test_contexts_carry_the_retry_budget() -> None:
         "call",
         "attempt",
         "max_attempts",
+        "decision",
     ]
 
 

@@ -225,6 +225,7 @@ class Streaming:
     async def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
         """Two text pieces, then the response."""
         yield TextDelta("Hello ")
+        await asyncio.sleep(0)  # as a network stream waits between pieces
         yield TextDelta("there")
         yield ModelResponse("Hello there", usage=Usage(3, 2))
 
@@ -242,6 +243,28 @@ def test_a_streamed_run_is_traced_with_the_stream_flag(traced: Traced) -> None:
     assert attributes(chat)["gen_ai.request.stream"] is True
     assert attributes(chat)["gen_ai.provider.name"] == "test"
     assert traced.parent(chat) == traced.one("invoke_agent talker")
+
+
+def test_the_consumer_of_a_stream_keeps_its_own_current_span(traced: Traced) -> None:
+    """Between the stream's items the consumer's code runs in its own context: a span it
+    makes there is a child of its span, not of the run's chat span."""
+    tracer = traced.provider.get_tracer("app")
+
+    async def consume() -> None:
+        with (
+            tracer.start_as_current_span("request"),
+            traced.runner(Agent("talker", Streaming())) as runner,
+        ):
+            async for event in runner.stream("hi"):
+                if isinstance(event, TextDelta):
+                    with tracer.start_as_current_span(f"show {event.text.strip()}"):
+                        pass
+
+    asyncio.run(consume())
+    request = traced.one("request")
+    assert traced.parent(traced.one("show Hello")) == request
+    assert traced.parent(traced.one("show there")) == request
+    assert traced.parent(traced.one("invoke_agent talker")) == request
 
 
 class StopAtThere:

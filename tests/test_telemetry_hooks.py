@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
@@ -9,6 +10,7 @@ import pytest
 
 from hooks import (
     AfterModel,
+    Approve,
     BeforeAgent,
     BeforeModel,
     BeforeResult,
@@ -21,6 +23,8 @@ from hooks import (
     OnModelError,
     OnToolError,
     Outcome,
+    PausableResult,
+    Pause,
     Result,
     Retry,
     StopRun,
@@ -43,7 +47,7 @@ from runner import (
     observing,
 )
 from tests import runner_helpers, telemetry_helpers
-from tests.runner_helpers import Mode, add, calling
+from tests.runner_helpers import Mode, add, calling, drive
 from tests.telemetry_helpers import Traced, attributes, event_names, hook_events
 
 mode = runner_helpers.mode
@@ -396,3 +400,42 @@ def test_observers_are_still_told_in_a_traced_run(traced: Traced, mode: Mode) ->
         "after_model",
         "after_agent",
     ]
+
+
+class AskFirst:
+    """Pauses ``add`` for a human until one decided."""
+
+    def before_tool(self, ctx: ToolContext, /) -> PausableResult[ToolContext, ToolResult]:
+        """Pause a first pass; let a decided call through."""
+        return Pause("add these?") if ctx.decision is None else Cont(ctx)
+
+
+def test_a_paused_call_and_its_resumption_are_traced(traced: Traced, mode: Mode) -> None:
+    """The pause is a "pause" event on the tool call's span; the call's span and the agent's
+    end with a hookline.paused event, no error. The resumed run is traced too: the call
+    runs under a new execute_tool span."""
+    with traced.runner(calculator(calling(ADD), "It is 5."), callbacks=[AskFirst()]) as runner:
+        paused = drive(runner, mode, "2 + 3?")
+        assert paused.status == "paused"
+        spans = traced.spans()
+        (tool,) = [span for span in spans if span.name == "execute_tool add"]
+        (event,) = hook_events(tool)
+        assert (event["hookline.hook.decision"], event["hookline.hook.callback"]) == (
+            "pause",
+            "AskFirst instance",
+        )
+        agent = traced.one("invoke_agent calculator")
+        for span in (tool, agent):
+            assert "hookline.paused" in event_names(span)
+            assert status(span) == "UNSET"
+        (request,) = paused.pending
+        decisions = {request.id: Approve()}
+        if mode == "sync":
+            done = runner.resume(paused.state, decisions)
+        else:
+            done = asyncio.run(runner.resume_async(paused.state, decisions))
+    assert done.output == "It is 5."
+    resumed = [span for span in traced.named("execute_tool add") if span not in spans]
+    assert len(resumed) == 1
+    assert hook_events(resumed[0]) == []  # the decided call went through untouched
+    assert len(traced.named("invoke_agent calculator")) == 2
