@@ -15,7 +15,8 @@
 - tools: plain functions (``FunctionTool``) or objects with ``name`` and ``run(args)``;
 - what a run leaves: ``RunResult`` and its typed ``Event`` records; ``Runner.stream``
   yields them as they happen, with ``TextDelta`` pieces (the ``on_delta`` hook sees each);
-- sessions: the versioned ``SessionStore`` protocol, ``InMemorySessions``, ``Transcript``;
+- sessions: the versioned ``SessionStore`` protocol with leases, ``InMemorySessions`` (the
+  default) and ``SQLiteSessionStore`` (one file, shared by processes), ``Transcript``;
 - the vocabulary hooks receive (contexts, messages, ``State``, ``StopRun``) is
   re-exported; results, hook points, protocols and dispatch come from ``hooks``.
 """
@@ -44,6 +45,7 @@ from runner._errors import (
     MaxStepsExceeded,
     RunnerError,
     ScriptExhausted,
+    SessionBusy,
     SessionConflict,
     ToolArgumentsError,
     UnknownToolError,
@@ -86,6 +88,7 @@ from runner._openai import OpenAIChatModel
 from runner._retry import RetryPolicy
 from runner._runner import Runner
 from runner._sessions import InMemorySessions, Session, SessionStore
+from runner._sqlite import SQLiteSessionStore
 from runner._tools import AsyncTool, FunctionTool, Tool, as_tool
 from runner._transient import is_transient, retry_after
 
@@ -130,10 +133,12 @@ __all__ = [
     "RunStatus",
     "Runner",
     "RunnerError",
+    "SQLiteSessionStore",
     "ScriptExhausted",
     "ScriptItem",
     "ScriptedModel",
     "Session",
+    "SessionBusy",
     "SessionConflict",
     "SessionStore",
     "State",

@@ -9,6 +9,7 @@
           +-- MaxStepsExceeded (also RuntimeError)    a run took more model turns than allowed
           +-- ScriptExhausted (also LookupError)      a ScriptedModel ran out of answers
           +-- SessionConflict (also RuntimeError)     another run saved the session first
+          +-- SessionBusy (also RuntimeError)         another run holds the session's lease
 
 Tool errors reach ``on_tool_error`` like any exception a tool raises; unrecovered,
 they become an error ``ToolResult`` the model sees.
@@ -24,6 +25,7 @@ __all__ = [
     "MaxStepsExceeded",
     "RunnerError",
     "ScriptExhausted",
+    "SessionBusy",
     "SessionConflict",
     "ToolArgumentsError",
     "UnknownToolError",
@@ -98,4 +100,22 @@ class SessionConflict(RunnerError, RuntimeError):
             f"session {session_id!r} of user {user_id!r} was saved by another run "
             f"(version {found}) since this run loaded it (version {expected}); "
             "this run's turn was not saved"
+        )
+
+
+@final
+class SessionBusy(RunnerError, RuntimeError):
+    """A run could not take the session's lease: run ``holder`` (another owner) holds it.
+
+    The store enforces one run per session at a time, across runners and processes; a
+    lease its holder never released (a process that died) expires after its ttl.
+    """
+
+    def __init__(self, user_id: str, session_id: str, *, holder: str) -> None:
+        self.user_id = user_id
+        self.session_id = session_id
+        self.holder = holder
+        super().__init__(
+            f"session {session_id!r} of user {user_id!r} is busy: run {holder!r} holds its "
+            "lease; a session takes one run at a time (try again when that run has ended)"
         )

@@ -53,6 +53,7 @@ from runner._events import (
 from runner._executor import call_model, call_tool
 from runner._guarded import MODEL, TOOL, guarded
 from runner._history import Transcript
+from runner._leases import RunLease
 from runner._plan import Plan
 from runner._record import Record
 from runner._sessions import SessionStore
@@ -81,6 +82,7 @@ class Run:
         "_plans",
         "compile",
         "id",
+        "lease",
         "record",
         "session_id",
         "sessions",
@@ -99,6 +101,7 @@ class Run:
         compile: Callable[[Agent], CompiledCallbacks],
         settings: Settings,
         sessions: SessionStore,
+        lease: RunLease,
     ) -> None:
         self.id: Final = run_id
         self.user_id: Final = user_id
@@ -106,6 +109,7 @@ class Run:
         self.compile: Final = compile
         self.settings: Final = settings
         self.sessions: Final = sessions
+        self.lease: Final = lease
         self.state: Final = State()
         self.record: Final = Record(settings.channel)
         self.steps = 0
@@ -130,6 +134,7 @@ class Run:
     async def run(self, root: Agent, message: Message) -> RunResult:
         """The whole run: the root agent's turn, the session saved, the result."""
         session = self.sessions.load(self.user_id, self.session_id)
+        self.state.seed(session.state, scope="session")
         stored = session.messages
         history = _Conversation(stored if isinstance(stored, Transcript) else Transcript(stored))
         try:
@@ -190,6 +195,7 @@ class Run:
             self.steps += 1
             if self.steps > self.settings.max_steps:
                 raise MaxStepsExceeded(agent.name, self.settings.max_steps)
+            self.lease.renew()
             request = ModelRequest(history.messages.headed(plan.system), agent.specs)
             outcome, _ = await guarded(
                 self.settings,
@@ -298,7 +304,8 @@ class Run:
         return Success(ToolResult(response.text))
 
     def _save(self, messages: Transcript, version: int) -> None:
-        self.sessions.save(self.user_id, self.session_id, messages, version=version)
+        state = self.state.snapshot(scope="session")
+        self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
 
     def _result(
         self, output: str, status: RunStatus, reason: str | None, response: ModelResponse | None

@@ -336,7 +336,11 @@ def test_concurrent_extends_never_lose_or_corrupt_a_message(
     """16 threads extending shared views at once: every view holds its base and its own messages."""
     if switching:
         log_class = _history._Log
-        monkeypatch.setattr(_history, "_Log", lambda items: log_class(SwitchingList(items)))
+        monkeypatch.setattr(
+            _history,
+            "_Log",
+            lambda items, *origin: log_class(SwitchingList(items), *origin),
+        )
     threads, rounds = 16, 500
     views: list[Transcript] = [Transcript(msgs("root"))]
     barrier = threading.Barrier(threads)

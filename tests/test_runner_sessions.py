@@ -8,10 +8,12 @@ forgets. The end-to-end tests check that no store shared by runners drops a turn
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -25,6 +27,7 @@ from runner import (
     Runner,
     ScriptedModel,
     Session,
+    SessionBusy,
     SessionConflict,
     SessionStore,
     StopEvent,
@@ -33,7 +36,7 @@ from runner import (
     Transcript,
 )
 from tests import runner_helpers
-from tests.runner_helpers import Mode, add, calling, drive
+from tests.runner_helpers import LeasesAndPauses, Mode, add, calling, drive
 
 mode = runner_helpers.mode
 
@@ -271,12 +274,12 @@ def test_an_invalid_max_sessions_is_refused(max_sessions: object, error: type[Ex
 
 
 def test_two_runners_racing_on_one_session_lose_no_turn() -> None:
-    """Two runners sharing a store run one session at once: the later save fails loudly.
+    """Two runners sharing a store run one session at once: the second is refused at once.
 
-    The slow run loads first and waits in its tool while the fast run completes and
-    saves; the slow run's save then raises ``SessionConflict``. The store holds the
-    earlier turn and the fast run's turn, nothing of the slow one, and the next turn
-    (on the slow run's runner) continues from there.
+    The slow run takes the session's lease and waits in its tool; the fast run on the
+    other runner raises ``SessionBusy`` naming the slow run, before it loads anything.
+    The store then holds the earlier turn and the slow run's, and once the slow run has
+    ended the fast runner continues from there.
     """
     store = InMemorySessions()
     started, release = asyncio.Event(), asyncio.Event()
@@ -287,8 +290,8 @@ def test_two_runners_racing_on_one_session_lose_no_turn() -> None:
         await release.wait()
         return "released"
 
-    slow_model = ScriptedModel([calling(ToolCall("c1", "wait", {})), "slow done", "third done"])
-    fast_model = ScriptedModel(["earlier done", "fast done"])
+    slow_model = ScriptedModel([calling(ToolCall("c1", "wait", {})), "slow done"])
+    fast_model = ScriptedModel(["earlier done", "third done"])
     slow = Runner(Agent("assistant", slow_model, tools=[wait]), sessions=store)
     fast = Runner(Agent("assistant", fast_model), sessions=store)
 
@@ -296,22 +299,27 @@ def test_two_runners_racing_on_one_session_lose_no_turn() -> None:
         await fast.run_async("earlier", user_id="u", session_id="s")
         slow_run = asyncio.create_task(slow.run_async("slow", user_id="u", session_id="s"))
         await started.wait()
-        fast_result = await fast.run_async("fast", user_id="u", session_id="s")
-        assert fast_result.output == "fast done"
+        with pytest.raises(SessionBusy) as caught:
+            await fast.run_async("fast", user_id="u", session_id="s")
+        assert (caught.value.user_id, caught.value.session_id) == ("u", "s")
         release.set()
-        with pytest.raises(SessionConflict) as caught:
-            await slow_run
-        assert (caught.value.expected, caught.value.found) == (1, 2)
-        third = await slow.run_async("third", user_id="u", session_id="s")
+        assert caught.value.holder == (await slow_run).run_id
+        third = await fast.run_async("third", user_id="u", session_id="s")
         assert third.output == "third done"
 
     with slow, fast:
         asyncio.run(race())
     earlier = turn("earlier", "earlier done")
-    fast_turn = turn("fast", "fast done")
+    slow_turn = (
+        Message("user", "slow"),
+        Message("assistant", "", tool_calls=(ToolCall("c1", "wait", {}),)),
+        Message("tool", "released", tool_call_id="c1", name="wait"),
+        Message("assistant", "slow done"),
+    )
     third_turn = turn("third", "third done")
-    assert slow_model.requests[-1].messages == (*earlier, *fast_turn, third_turn[0])
-    assert store.load("u", "s") == Session((*earlier, *fast_turn, *third_turn), 3)
+    assert len(fast_model.requests) == 2  # the refused run never reached the model
+    assert fast_model.requests[-1].messages == (*earlier, *slow_turn, third_turn[0])
+    assert store.load("u", "s") == Session((*earlier, *slow_turn, *third_turn), 3)
 
 
 def test_sequential_runs_on_two_runners_continue_one_conversation(mode: Mode) -> None:
@@ -363,21 +371,54 @@ def test_a_runner_refuses_sessions_that_are_not_a_store() -> None:
             Runner(agent, sessions=sessions)  # type: ignore[arg-type]
 
 
-class DictStore:
-    """A custom ``SessionStore``: a dict of message tuples with versions."""
+def test_a_store_without_leases_is_refused_naming_what_it_lacks() -> None:
+    """A store written for the protocol before leases is told which methods it lacks."""
+
+    class Unleased:
+        def load(self, user_id: str, session_id: str, /) -> Session:
+            return Session(())
+
+        def save(
+            self, user_id: str, session_id: str, messages: Sequence[Message], /, *, version: int
+        ) -> int:
+            return version + 1
+
+        def delete(self, user_id: str, session_id: str, /) -> None:
+            pass
+
+    agent = Agent("assistant", ScriptedModel(default="ok"))
+    lacks = "; this one has no acquire, release, save_paused, load_paused, delete_paused$"
+    with pytest.raises(
+        TypeError, match="^sessions must be a SessionStore, got Unleased; .*" + lacks
+    ):
+        Runner(agent, sessions=Unleased())  # type: ignore[arg-type]
+
+
+class DictStore(LeasesAndPauses):
+    """A custom ``SessionStore``: a dict of message tuples with versions and states."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.data: dict[tuple[str, str], tuple[tuple[Message, ...], int]] = {}
+        self.states: dict[tuple[str, str], dict[str, Any]] = {}
         self.lock = threading.Lock()
 
     def load(self, user_id: str, session_id: str, /) -> Session:
-        """The session's messages and version."""
+        """The session's messages, version and state."""
         with self.lock:
             messages, version = self.data.get((user_id, session_id), ((), 0))
-        return Session(messages, version)
+            state = json.loads(json.dumps(self.states.get((user_id, session_id), {})))
+        return Session(messages, version, state)
 
     def save(
-        self, user_id: str, session_id: str, messages: Sequence[Message], /, *, version: int
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message],
+        /,
+        *,
+        version: int,
+        state: Mapping[str, Any] | None = None,
     ) -> int:
         """Compare-and-set on ``version``."""
         with self.lock:
@@ -385,12 +426,15 @@ class DictStore:
             if found != version:
                 raise SessionConflict(user_id, session_id, expected=version, found=found)
             self.data[user_id, session_id] = (tuple(messages), version + 1)
+            if state is not None:
+                self.states[user_id, session_id] = json.loads(json.dumps(dict(state)))
         return version + 1
 
     def delete(self, user_id: str, session_id: str, /) -> None:
         """Forget the session."""
         with self.lock:
             self.data.pop((user_id, session_id), None)
+            self.states.pop((user_id, session_id), None)
 
 
 def test_a_custom_store_continues_conversations(mode: Mode) -> None:
