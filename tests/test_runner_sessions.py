@@ -7,12 +7,10 @@ forgets. The end-to-end tests check that no store shared by runners drops a turn
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -27,13 +25,11 @@ from runner import (
     Runner,
     ScriptedModel,
     Session,
-    SessionBusy,
     SessionConflict,
     SessionStore,
     StopEvent,
     StopRun,
     ToolCall,
-    Transcript,
 )
 from tests import runner_helpers
 from tests.runner_helpers import LeasesAndPauses, Mode, add, calling, drive
@@ -52,136 +48,6 @@ def turn(question: str, answer: str) -> tuple[Message, Message]:
 def test_in_memory_sessions_is_a_session_store() -> None:
     """The default store satisfies the ``SessionStore`` protocol."""
     assert isinstance(InMemorySessions(), SessionStore)
-
-
-def test_a_new_session_is_empty_at_version_0() -> None:
-    """Loading a session nobody saved gives no messages and version 0."""
-    session = InMemorySessions().load("u", "s")
-    assert session == Session((), 0)
-    assert len(session.messages) == 0
-    assert session.version == 0
-
-
-def test_a_save_at_the_loaded_version_returns_the_next_version() -> None:
-    """Each save at the version just loaded succeeds and returns that version plus one."""
-    store = InMemorySessions()
-    assert store.save("u", "s", turn("a", "b"), version=store.load("u", "s").version) == 1
-    assert store.save("u", "s", turn("a", "b") * 2, version=store.load("u", "s").version) == 2
-    assert store.load("u", "s") == Session(turn("a", "b") * 2, 2)
-
-
-def test_sessions_are_keyed_by_user_and_session() -> None:
-    """The same session id under another user, or another id, is another session."""
-    store = InMemorySessions()
-    store.save("ann", "s", turn("from ann", "ok"), version=0)
-    assert store.load("bob", "s") == Session((), 0)
-    assert store.load("ann", "t") == Session((), 0)
-    assert store.load("ann", "s").messages == turn("from ann", "ok")
-    assert len(store) == 1
-
-
-def test_a_stale_save_is_refused_and_keeps_the_other_save() -> None:
-    """A save at a version someone saved over raises ``SessionConflict``; their save stays."""
-    store = InMemorySessions()
-    first = store.load("u", "s")
-    second = store.load("u", "s")
-    assert store.save("u", "s", turn("second", "kept"), version=second.version) == 1
-    with pytest.raises(SessionConflict) as caught:
-        store.save("u", "s", turn("first", "lost"), version=first.version)
-    error = caught.value
-    assert (error.user_id, error.session_id, error.expected, error.found) == ("u", "s", 0, 1)
-    assert isinstance(error, RuntimeError)
-    for named in ("'s'", "'u'", "version 0", "version 1"):
-        assert named in str(error)
-    assert store.load("u", "s") == Session(turn("second", "kept"), 1)
-
-
-def test_saves_at_one_version_from_many_threads_succeed_once() -> None:
-    """Sixteen threads saving at the same version: exactly one succeeds, the rest conflict."""
-    store = InMemorySessions()
-    version = store.load("u", "s").version
-    barrier = threading.Barrier(16)
-
-    def save(n: int) -> int | None:
-        barrier.wait()
-        try:
-            return store.save("u", "s", turn(str(n), "ok"), version=version)
-        except SessionConflict:
-            return None
-
-    with ThreadPoolExecutor(16) as pool:
-        results = list(pool.map(save, range(16)))
-    winners = [n for n, result in enumerate(results) if result is not None]
-    assert len(winners) == 1
-    assert results.count(None) == 15
-    assert store.load("u", "s") == Session(turn(str(winners[0]), "ok"), 1)
-
-
-def test_a_plain_list_can_be_saved_and_is_not_shared() -> None:
-    """``save`` takes a list; changing the list afterwards does not change the session."""
-    store = InMemorySessions()
-    messages = list(turn("a", "b"))
-    store.save("u", "s", messages, version=0)
-    messages.append(Message("user", "later"))
-    messages[0] = Message("user", "changed")
-    assert store.load("u", "s").messages == turn("a", "b")
-
-
-def test_a_loaded_snapshot_never_changes() -> None:
-    """Messages loaded before a save are the same after it, whatever the save stored."""
-    store = InMemorySessions()
-    store.save("u", "s", turn("a", "b"), version=0)
-    before = store.load("u", "s")
-    store.save("u", "s", (*before.messages, *turn("c", "d")), version=before.version)
-    store.save("u", "s", turn("other", "conversation"), version=2)
-    assert before == Session(turn("a", "b"), 1)
-
-
-def test_a_transcript_grown_from_a_loaded_one_leaves_the_snapshot_as_it_was() -> None:
-    """Saving the loaded transcript extended in place (no copy) keeps the loaded snapshot."""
-    store = InMemorySessions()
-    store.save("u", "s", turn("a", "b"), version=0)
-    loaded = store.load("u", "s")
-    assert isinstance(loaded.messages, Transcript)
-    store.save("u", "s", loaded.messages.extend(turn("c", "d")), version=loaded.version)
-    assert loaded.messages == turn("a", "b")
-    assert store.load("u", "s").messages == turn("a", "b") + turn("c", "d")
-
-
-def test_delete_forgets_the_session_only() -> None:
-    """``delete`` forgets one session (a later load is new); a missing session is no error."""
-    store = InMemorySessions()
-    store.save("u", "s", turn("a", "b"), version=0)
-    store.save("u", "t", turn("c", "d"), version=0)
-    store.delete("u", "s")
-    store.delete("u", "s")
-    store.delete("nobody", "nothing")
-    assert store.load("u", "s") == Session((), 0)
-    assert store.load("u", "t").messages == turn("c", "d")
-    assert len(store) == 1
-
-
-def test_a_save_after_delete_by_a_run_that_loaded_before_is_refused() -> None:
-    """A run that loaded a session later deleted cannot save over it."""
-    store = InMemorySessions()
-    store.save("u", "s", turn("a", "b"), version=0)
-    stale = store.load("u", "s")
-    store.delete("u", "s")
-    with pytest.raises(SessionConflict):
-        store.save("u", "s", turn("stale", "turn"), version=stale.version)
-
-
-def test_a_session_made_again_after_delete_never_reuses_a_version() -> None:
-    """A stale run's version never matches the session made again after a delete."""
-    store = InMemorySessions()
-    store.save("u", "s", turn("a", "b"), version=0)
-    stale = store.load("u", "s")
-    store.delete("u", "s")
-    remade = store.save("u", "s", turn("new", "conversation"), version=0)
-    assert remade > stale.version
-    with pytest.raises(SessionConflict):
-        store.save("u", "s", turn("stale", "turn"), version=stale.version)
-    assert store.load("u", "s") == Session(turn("new", "conversation"), remade)
 
 
 def test_clear_forgets_every_session_and_their_versions() -> None:
@@ -271,87 +137,6 @@ def test_an_invalid_max_sessions_is_refused(max_sessions: object, error: type[Ex
 
 
 # -- runners sharing a store --------------------------------------------------------------
-
-
-def test_two_runners_racing_on_one_session_lose_no_turn() -> None:
-    """Two runners sharing a store run one session at once: the second is refused at once.
-
-    The slow run takes the session's lease and waits in its tool; the fast run on the
-    other runner raises ``SessionBusy`` naming the slow run, before it loads anything.
-    The store then holds the earlier turn and the slow run's, and once the slow run has
-    ended the fast runner continues from there.
-    """
-    store = InMemorySessions()
-    started, release = asyncio.Event(), asyncio.Event()
-
-    async def wait() -> str:
-        """Wait until the test releases the run."""
-        started.set()
-        await release.wait()
-        return "released"
-
-    slow_model = ScriptedModel([calling(ToolCall("c1", "wait", {})), "slow done"])
-    fast_model = ScriptedModel(["earlier done", "third done"])
-    slow = Runner(Agent("assistant", slow_model, tools=[wait]), sessions=store)
-    fast = Runner(Agent("assistant", fast_model), sessions=store)
-
-    async def race() -> None:
-        await fast.run_async("earlier", user_id="u", session_id="s")
-        slow_run = asyncio.create_task(slow.run_async("slow", user_id="u", session_id="s"))
-        await started.wait()
-        with pytest.raises(SessionBusy) as caught:
-            await fast.run_async("fast", user_id="u", session_id="s")
-        assert (caught.value.user_id, caught.value.session_id) == ("u", "s")
-        release.set()
-        assert caught.value.holder == (await slow_run).run_id
-        third = await fast.run_async("third", user_id="u", session_id="s")
-        assert third.output == "third done"
-
-    with slow, fast:
-        asyncio.run(race())
-    earlier = turn("earlier", "earlier done")
-    slow_turn = (
-        Message("user", "slow"),
-        Message("assistant", "", tool_calls=(ToolCall("c1", "wait", {}),)),
-        Message("tool", "released", tool_call_id="c1", name="wait"),
-        Message("assistant", "slow done"),
-    )
-    third_turn = turn("third", "third done")
-    assert len(fast_model.requests) == 2  # the refused run never reached the model
-    assert fast_model.requests[-1].messages == (*earlier, *slow_turn, third_turn[0])
-    assert store.load("u", "s") == Session((*earlier, *slow_turn, *third_turn), 3)
-
-
-def test_sequential_runs_on_two_runners_continue_one_conversation(mode: Mode) -> None:
-    """Runs on two runners sharing a store, one after the other, continue the same session."""
-    store = InMemorySessions()
-    first_model, second_model = ScriptedModel(["one done"]), ScriptedModel(["two done"])
-    with (
-        Runner(Agent("assistant", first_model), sessions=store) as first,
-        Runner(Agent("assistant", second_model), sessions=store) as second,
-    ):
-        drive(first, mode, "one", user_id="u", session_id="s")
-        drive(second, mode, "two", user_id="u", session_id="s")
-    assert second_model.requests[0].messages == (*turn("one", "one done"), Message("user", "two"))
-    assert store.load("u", "s") == Session((*turn("one", "one done"), *turn("two", "two done")), 2)
-
-
-def test_a_save_over_a_session_changed_mid_run_fails_the_run(mode: Mode) -> None:
-    """A run whose session someone else saved meanwhile raises ``SessionConflict``."""
-    store = InMemorySessions()
-
-    def interfere() -> str:
-        """Save the session as another process would, while the run is under way."""
-        store.save("u", "s", turn("elsewhere", "kept"), version=store.load("u", "s").version)
-        return "done"
-
-    model = ScriptedModel([calling(ToolCall("c1", "interfere", {})), "finished"])
-    with (
-        Runner(Agent("assistant", model, tools=[interfere]), sessions=store) as runner,
-        pytest.raises(SessionConflict),
-    ):
-        drive(runner, mode, "go", user_id="u", session_id="s")
-    assert store.load("u", "s") == Session(turn("elsewhere", "kept"), 1)
 
 
 def test_a_runner_refuses_sessions_that_are_not_a_store() -> None:
