@@ -24,7 +24,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from itertools import islice
 from typing import Any, Final, NamedTuple, final
 
 from hooks import Message
@@ -249,7 +248,8 @@ class SQLiteSessionStore:
         """The rows of ``messages`` from ``start`` on; a value JSON cannot hold names its
         message."""
         rows: list[tuple[str, str, int, str]] = []
-        for position, message in enumerate(islice(messages, start, None), start):
+        for position in range(start, len(messages)):  # by index: an islice would walk the head
+            message = messages[position]
             try:
                 body = json.dumps(
                     encode_message(message), ensure_ascii=False, separators=(",", ":")
