@@ -17,26 +17,24 @@ turn, not a rewrite of the history.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, NamedTuple, final
+from typing import Any, Final, final
 
 from hooks import Message
 from runner._checks import got, non_negative_float, positive_int
-from runner._codec import decode_message, encode_message
-from runner._errors import SessionBusy, SessionConflict
+from runner._errors import SessionBusy
 from runner._history import Transcript
 from runner._sessions import Session, dump_state, load_state
+from runner._sqlite_rows import KEY, Changes, decoded, encoded, write
 from runner._sqlite_schema import open_database
 
 __all__ = ["SQLiteSessionStore"]
 
-_KEY: Final = "user_id = ? AND session_id = ?"
 _LEASE: Final = (
     "INSERT INTO leases (user_id, session_id, owner, expires) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (user_id, session_id) DO UPDATE SET owner = excluded.owner, "
@@ -83,7 +81,7 @@ class SQLiteSessionStore:
         key = (user_id, session_id)
         with self._lock:
             db = self._open()
-            row = db.execute(f"SELECT version, state FROM sessions WHERE {_KEY}", key).fetchone()
+            row = db.execute(f"SELECT version, state FROM sessions WHERE {KEY}", key).fetchone()
             if row is None:
                 return Session(Transcript(), 0)
             cached = self._cache.get(key)
@@ -115,10 +113,10 @@ class SQLiteSessionStore:
             db = self._open()
             cached = self._cache.get(key)
             kept = cached[1].common_prefix(stored) if cached and cached[0] == version else 0
-            changes = _Changes(len(stored), kept, self._encoded(key, stored, kept), text)
+            changes = Changes(len(stored), kept, encoded(key, stored, kept), text)
             db.execute("BEGIN IMMEDIATE")
             try:
-                new = _write(db, key, version, changes)
+                new = write(db, key, version, changes)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -137,10 +135,10 @@ class SQLiteSessionStore:
             self._cache.pop(key, None)
             db.execute("BEGIN IMMEDIATE")
             try:
-                row = db.execute(f"SELECT version FROM sessions WHERE {_KEY}", key).fetchone()
+                row = db.execute(f"SELECT version FROM sessions WHERE {KEY}", key).fetchone()
                 if row is not None:
                     for table in ("sessions", "messages", "paused"):
-                        db.execute(f"DELETE FROM {table} WHERE {_KEY}", key)
+                        db.execute(f"DELETE FROM {table} WHERE {KEY}", key)
                     db.execute(
                         "UPDATE meta SET value = max(value, ?) WHERE name = 'forgotten'", (row[0],)
                     )
@@ -159,7 +157,7 @@ class SQLiteSessionStore:
                 if taken.rowcount:
                     return
                 holder = db.execute(
-                    f"SELECT owner FROM leases WHERE {_KEY}", (user_id, session_id)
+                    f"SELECT owner FROM leases WHERE {KEY}", (user_id, session_id)
                 ).fetchone()
                 if holder is not None:  # else released just now: try again
                     raise SessionBusy(user_id, session_id, holder=holder[0])
@@ -168,7 +166,7 @@ class SQLiteSessionStore:
         """Drop the session's lease if ``owner`` holds it."""
         with self._lock:
             self._open().execute(
-                f"DELETE FROM leases WHERE {_KEY} AND owner = ?", (user_id, session_id, owner)
+                f"DELETE FROM leases WHERE {KEY} AND owner = ?", (user_id, session_id, owner)
             )
 
     def save_paused(self, run_id: str, user_id: str, session_id: str, state_json: str, /) -> None:
@@ -227,90 +225,16 @@ class SQLiteSessionStore:
         """The session's row and its messages, read in one transaction; kept for next time."""
         db.execute("BEGIN")  # one snapshot: the row and the messages of one version
         try:
-            row = db.execute(f"SELECT version, state FROM sessions WHERE {_KEY}", key).fetchone()
+            row = db.execute(f"SELECT version, state FROM sessions WHERE {KEY}", key).fetchone()
             bodies = db.execute(
-                f"SELECT position, body FROM messages WHERE {_KEY} ORDER BY position", key
+                f"SELECT position, body FROM messages WHERE {KEY} ORDER BY position", key
             ).fetchall()
         finally:
             db.execute("COMMIT")
         if row is None:  # deleted between the two looks
             return (0, "{}"), Transcript()
-        messages = Transcript(_decoded(key, position, body) for position, body in bodies)
+        messages = Transcript(decoded(key, position, body) for position, body in bodies)
         self._cache[key] = (row[0], messages)
         if len(self._cache) > self._cache_sessions:
             self._cache.popitem(last=False)
         return row, messages
-
-    @staticmethod
-    def _encoded(
-        key: tuple[str, str], messages: Transcript, start: int
-    ) -> list[tuple[str, str, int, str]]:
-        """The rows of ``messages`` from ``start`` on; a value JSON cannot hold names its
-        message."""
-        rows: list[tuple[str, str, int, str]] = []
-        for position in range(start, len(messages)):  # by index: an islice would walk the head
-            message = messages[position]
-            try:
-                body = json.dumps(
-                    encode_message(message), ensure_ascii=False, separators=(",", ":")
-                )
-            except (TypeError, ValueError) as exc:
-                msg = (
-                    f"message {position} of session {key[1]!r} of user {key[0]!r} cannot be "
-                    f"stored as JSON ({message!r:.80}): {exc}"
-                )
-                raise TypeError(msg) from None
-            rows.append((*key, position, body))
-        return rows
-
-
-class _Changes(NamedTuple):
-    """What a save writes: the new length, the messages kept, the rows after them, the state."""
-
-    length: int
-    kept: int
-    rows: list[tuple[str, str, int, str]]
-    state: str | None
-
-
-def _write(db: sqlite3.Connection, key: tuple[str, str], version: int, changes: _Changes) -> int:
-    """The compare-and-set inside a save's transaction; returns the new version."""
-    length, kept, rows, state = changes
-    row = db.execute(f"SELECT version, length FROM sessions WHERE {_KEY}", key).fetchone()
-    found = 0 if row is None else int(row[0])
-    if found != version:
-        raise SessionConflict(key[0], key[1], expected=version, found=found)
-    if row is None:
-        forgotten = db.execute("SELECT value FROM meta WHERE name = 'forgotten'").fetchone()
-        new = int(forgotten[0]) + 1
-        db.execute(
-            "INSERT INTO sessions (user_id, session_id, version, length, state) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (*key, new, length, "{}" if state is None else state),
-        )
-    else:
-        new = version + 1
-        if kept < row[1]:  # the run replaced or dropped messages the file holds
-            db.execute(f"DELETE FROM messages WHERE {_KEY} AND position >= ?", (*key, kept))
-        if state is None:
-            db.execute(
-                f"UPDATE sessions SET version = ?, length = ? WHERE {_KEY}", (new, length, *key)
-            )
-        else:
-            db.execute(
-                f"UPDATE sessions SET version = ?, length = ?, state = ? WHERE {_KEY}",
-                (new, length, state, *key),
-            )
-    db.executemany(
-        "INSERT INTO messages (user_id, session_id, position, body) VALUES (?, ?, ?, ?)", rows
-    )
-    return new
-
-
-def _decoded(key: tuple[str, str], position: int, body: str) -> Message:
-    """Message ``position`` of a session as the file holds it; a clear error if it is bad."""
-    try:
-        return decode_message(json.loads(body), where=f"messages[{position}]")
-    except ValueError as exc:
-        msg = f"session {key[1]!r} of user {key[0]!r} holds a bad message: {exc}"
-        raise ValueError(msg) from exc

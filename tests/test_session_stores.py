@@ -511,6 +511,22 @@ def test_a_failed_run_releases_its_lease(store: SessionStore, mode: Mode) -> Non
         assert drive(runner, mode, "two", user_id="u", session_id="s").output == "ok"
 
 
+def test_a_stream_closed_early_releases_its_lease(store: SessionStore) -> None:
+    """A consumer that stops a streamed run midway leaves the session free for the next run."""
+
+    async def main(runner: Runner) -> str:
+        stream = runner.stream("one", user_id="u", session_id="s")
+        async for _ in stream:
+            break  # the run has started: it holds the lease
+        with pytest.raises(SessionBusy):
+            store.acquire("u", "s", owner="intruder", ttl=30)
+        await stream.aclose()
+        return (await runner.run_async("two", user_id="u", session_id="s")).output
+
+    with Runner(Agent("assistant", ScriptedModel(default="ok")), sessions=store) as runner:
+        assert asyncio.run(main(runner)) == "ok"
+
+
 def test_a_run_on_a_session_held_elsewhere_is_refused_before_it_starts(
     store: SessionStore, mode: Mode
 ) -> None:
