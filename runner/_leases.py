@@ -6,7 +6,7 @@ unexpired, another owner's ``acquire`` raises ``SessionBusy``; a lease its owner
 never released (the process died) expires, and the session can be continued.
 
 - ``Leases``: a lease table in memory, for stores in one process (``InMemorySessions``,
-  a custom store); ``clock`` is ``time.monotonic`` unless a test injects one.
+  a custom store); its clock is ``time.monotonic`` unless one is given.
 - ``RunLease``: one run's hold on its session, over any store: renewed at a model
   step only once a third of its ttl has gone by, so a turn does not write to a
   durable store at every step.
@@ -33,7 +33,7 @@ class Leases:
 
     __slots__ = ("_clock", "_held", "_lock")
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] | None = None) -> None:
         self._clock: Final = clock
         self._held: dict[tuple[str, str], tuple[str, float]] = {}  # -> (owner, expires)
         self._lock: Final = threading.Lock()
@@ -42,7 +42,7 @@ class Leases:
         """Take or renew the lease for ``owner`` until now + ``ttl``; ``SessionBusy`` if held."""
         key = (user_id, session_id)
         with self._lock:
-            now = self._clock()
+            now = time.monotonic() if self._clock is None else self._clock()
             held = self._held.get(key)
             if held is not None and held[0] != owner and held[1] > now:
                 raise SessionBusy(user_id, session_id, holder=held[0])

@@ -55,6 +55,30 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionSto
             yield sqlite
 
 
+class FakeTime:
+    """Stands in for the ``time`` module where the stores and run leases read their clocks."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def time(self) -> float:
+        """Unix time, as the SQLite store reads it."""
+        return self.now
+
+    def monotonic(self) -> float:
+        """The in-memory leases' and run leases' clock."""
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
+    """A clock the test moves by hand (``clock.now += 10``), for every lease."""
+    fake = FakeTime()
+    monkeypatch.setattr("runner._leases.time", fake)
+    monkeypatch.setattr("runner._sqlite.time", fake)
+    return fake
+
+
 def turn(question: str, answer: str) -> tuple[Message, Message]:
     """A user message and the assistant's answer to it."""
     return Message("user", question), Message("assistant", answer)
@@ -310,26 +334,36 @@ def test_only_the_holder_releases_a_lease(store: SessionStore) -> None:
         store.acquire("u", "s", owner="run-b", ttl=30)
 
 
-def test_an_expired_lease_can_be_taken(store: SessionStore) -> None:
+def test_an_expired_lease_can_be_taken(store: SessionStore, clock: FakeTime) -> None:
     """A lease its owner never released (a dead process) is free once its ttl is over."""
-    store.acquire("u", "s", owner="dead", ttl=0.05)
+    store.acquire("u", "s", owner="dead", ttl=10)
+    clock.now += 9.9
     with pytest.raises(SessionBusy):
         store.acquire("u", "s", owner="next", ttl=30)
-    time.sleep(0.1)
+    clock.now += 0.1
     store.acquire("u", "s", owner="next", ttl=30)
     with pytest.raises(SessionBusy) as caught:
         store.acquire("u", "s", owner="dead", ttl=30)
     assert caught.value.holder == "next"
 
 
-def test_renewing_pushes_the_expiry_back(store: SessionStore) -> None:
+def test_an_expired_lease_also_expires_in_real_time(store: SessionStore) -> None:
+    """Without a fake clock: a 50 ms lease is free a tenth of a second later."""
+    store.acquire("u", "s", owner="dead", ttl=0.05)
+    time.sleep(0.1)
+    store.acquire("u", "s", owner="next", ttl=30)
+
+
+def test_renewing_pushes_the_expiry_back(store: SessionStore, clock: FakeTime) -> None:
     """An owner that renews before its ttl is over keeps the lease past the first ttl."""
-    store.acquire("u", "s", owner="run-a", ttl=0.3)
-    time.sleep(0.2)
-    store.acquire("u", "s", owner="run-a", ttl=0.3)
-    time.sleep(0.2)  # 0.4 s after the first acquire: past its ttl, within the renewal's
+    store.acquire("u", "s", owner="run-a", ttl=10)
+    clock.now += 8
+    store.acquire("u", "s", owner="run-a", ttl=10)
+    clock.now += 8  # past the first ttl, within the renewal's
     with pytest.raises(SessionBusy):
         store.acquire("u", "s", owner="run-b", ttl=30)
+    clock.now += 2
+    store.acquire("u", "s", owner="run-b", ttl=30)
 
 
 def test_leases_are_per_session(store: SessionStore) -> None:
@@ -542,25 +576,26 @@ def test_a_run_on_a_session_held_elsewhere_is_refused_before_it_starts(
         assert drive(runner, mode, "go", user_id="u", session_id="s").output == "ok"
 
 
-def test_a_long_run_renews_its_lease_at_model_steps(store: SessionStore, mode: Mode) -> None:
+def test_a_long_run_renews_its_lease_at_model_steps(
+    store: SessionStore, mode: Mode, clock: FakeTime
+) -> None:
     """A run longer than its lease's ttl renews it at each model step and keeps others out."""
     seen: list[str] = []
 
     def slow() -> str:
-        """Outlast a third of the lease, then check who holds it."""
-        time.sleep(0.12)
+        """Take 40% of the lease's ttl, then check who holds the session."""
+        clock.now += 12
         try:
             store.acquire("u", "s", owner="intruder", ttl=30)
         except SessionBusy as busy:
             seen.append(busy.holder)
-        return "slept"
+        return "done"
 
     calls = [calling(ToolCall(f"c{n}", "slow", {})) for n in range(4)]
-    model = ScriptedModel([*calls, "done"])
-    agent = Agent("assistant", model, tools=[slow])
-    with Runner(agent, sessions=store, session_lease=0.3) as runner:
+    agent = Agent("assistant", ScriptedModel([*calls, "done"]), tools=[slow])
+    with Runner(agent, sessions=store, session_lease=30) as runner:
         result = drive(runner, mode, "go", user_id="u", session_id="s")
-    assert seen == [result.run_id] * 4  # the last well past the first ttl: still held
+    assert seen == [result.run_id] * 4  # the last 48 s after the start: still held
 
 
 @pytest.mark.parametrize(
