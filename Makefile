@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.openai_adapter
 	$(BIN)/python -m benchmarks.streaming
 	$(BIN)/python -m benchmarks.stream_runner
+	$(BIN)/python -m benchmarks.sessions
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.

@@ -63,6 +63,7 @@ from runner._events import (
 from runner._executor import call_model, call_tool
 from runner._guarded import MODEL, TOOL, CallPaused, guarded
 from runner._history import Transcript
+from runner._leases import RunLease
 from runner._pending import BatchPaused, Frame, Held, PendingRequest, TurnPaused, request_id
 from runner._plan import Plan
 from runner._record import Record
@@ -94,6 +95,7 @@ class Run:
         "compile",
         "decisions",
         "id",
+        "lease",
         "record",
         "session_id",
         "sessions",
@@ -112,6 +114,7 @@ class Run:
         compile: Callable[[Agent], CompiledCallbacks],
         settings: Settings,
         sessions: SessionStore,
+        lease: RunLease,
     ) -> None:
         self.id: Final = run_id
         self.user_id: Final = user_id
@@ -119,6 +122,7 @@ class Run:
         self.compile: Final = compile
         self.settings: Final = settings
         self.sessions: Final = sessions
+        self.lease: Final = lease
         self.state: Final = State()
         self.record: Final = Record(settings.channel)
         self.steps = 0
@@ -145,6 +149,7 @@ class Run:
     async def run(self, root: Agent, message: Message) -> RunResult:
         """The whole run: the root agent's turn, the session saved, the result."""
         session = self.sessions.load(self.user_id, self.session_id)
+        self.state.seed(session.state, scope="session")
         return await self._root_turn(root, session, message, None)
 
     async def resume(self, root: Agent, state: RunState) -> RunResult:
@@ -154,6 +159,9 @@ class Run:
             raise ResumeRefused.moved_on(state.run_id, session.version, state.session_version)
         frame = state.frame
         assert frame is not None  # checked before the run started
+        self.state.seed(session.state, scope="session")
+        for key, value in state.data.items():  # the run's own values, as they were at the pause
+            self.state.set(key, value)
         self.steps = state.steps
         self.settings.meter.add(state.usage)
         return await self._root_turn(root, session, frame.message, frame)
@@ -252,6 +260,7 @@ class Run:
             self.steps += 1
             if self.steps > self.settings.max_steps:
                 raise MaxStepsExceeded(agent.name, self.settings.max_steps)
+            self.lease.renew()
             request = ModelRequest(history.messages.headed(plan.system), agent.specs)
             outcome, _ = await guarded(
                 self.settings,
@@ -418,7 +427,8 @@ class Run:
         return Success(ToolResult(response.text))
 
     def _save(self, messages: Transcript, version: int) -> None:
-        self.sessions.save(self.user_id, self.session_id, messages, version=version)
+        state = self.state.snapshot(scope="session")
+        self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
 
     def _result(
         self,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import dispatch, openai_adapter, runner, stream_runner, streaming
+from benchmarks import dispatch, openai_adapter, runner, sessions, stream_runner, streaming
 
 
 def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,3 +56,14 @@ def test_stream_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> Non
     assert out.count("  Runner.stream ") == 2
     assert out.count("first delta") == 2
     assert "target" in out
+
+
+def test_sessions_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The store benchmark checks both stores leave one conversation, then times a turn on
+    each at 0 and 10,000 messages and reports its targets."""
+    assert sessions.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for name in ("memory", "sqlite", "0 messages", "10,000 messages"):
+        assert name in out
+    assert out.count("target <=") == 3
+    assert "targets:" in out

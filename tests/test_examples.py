@@ -11,11 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from examples import custom_point, error_handlers, quickstart, streaming, typed_callbacks, wraps
+from examples import (
+    custom_point,
+    error_handlers,
+    quickstart,
+    sessions,
+    streaming,
+    typed_callbacks,
+    wraps,
+)
 from runner import (
     ModelAttemptEvent,
     OpenAIChatModel,
     ScriptedModel,
+    SQLiteSessionStore,
     ToolAttemptEvent,
     UserMessageEvent,
 )
@@ -307,3 +316,28 @@ def test_make_demo_runs_the_streaming_example_too() -> None:
     """``make demo`` shows streaming after the quickstart, offline."""
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
     assert "examples.streaming" in makefile.split("demo:", 1)[1].split("\n\n", 1)[0]
+
+
+def test_sessions_budget_holds_across_a_restart(tmp_path: Path) -> None:
+    """The search count survives the restart: the third search runs, the fourth is refused;
+    the file keeps every turn and the count, and a held session refuses a run."""
+    demo = sessions.run_demo(tmp_path / "sessions.db")
+    assert [result.output for result in demo.results] == [
+        "3 results for 'sqlite wal'",
+        "3 results for 'sqlite leases'",
+        "3 results for 'busy timeout'",
+        "search budget used up (3 per session)",
+    ]
+    assert demo.busy.holder == "run-elsewhere"
+    assert (demo.messages, demo.state) == (16, {"searches": 3})
+    with SQLiteSessionStore(tmp_path / "sessions.db") as store:
+        assert store.load("ann", "research").state == {"searches": 3}
+
+
+def test_sessions_main_prints_each_turn(capsys: pytest.CaptureFixture[str]) -> None:
+    """The program prints the four turns, the refusal and what the file keeps."""
+    sessions.main()
+    out = capsys.readouterr().out
+    assert "turn 4: search budget used up (3 per session)" in out
+    assert "is busy: run 'run-elsewhere' holds its lease" in out
+    assert "the file keeps 16 messages and the session state {'searches': 3}" in out
