@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m examples.quickstart
 	$(BIN)/python -m examples.streaming
+	$(BIN)/python -m examples.approval
 
 # pytest, mypy, basedpyright and ruff all run; the target fails if any of them failed.
 test: $(STAMP)

@@ -208,6 +208,16 @@ class Runner:
         finally:
             self._finish(run)
 
+    def paused(self, run_id: str) -> RunState | None:
+        """The state of paused run ``run_id`` as the session store keeps it, or ``None``.
+
+        A run that pauses leaves its state in the store (with ``SQLiteSessionStore``, for
+        any process on the same file) until a resume ends it.
+        """
+        _check_id("run_id", run_id)
+        text = self.sessions.load_paused(run_id)
+        return None if text is None else RunState.from_json(text)
+
     async def resume_async(
         self,
         state: RunState,

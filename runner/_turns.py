@@ -180,11 +180,15 @@ class Run:
             self._save(_answered(history.messages), session.version)
             return self._result(root, "", "stopped", stop.reason, None)
         except TurnPaused as paused:
-            # Nothing is saved: the session stays at the version the state builds on,
-            # and the turn so far travels in the state.
-            return self._result(
+            # The session stays at the version the state builds on (the turn so far
+            # travels in the state), and the store keeps the state until it is resumed.
+            result = self._result(
                 root, "", "paused", None, None, frame=paused.frame, version=session.version
             )
+            self.sessions.save_paused(
+                self.id, self.user_id, self.session_id, result.state.to_json()
+            )
+            return result
         self._save(_settled(history.messages), session.version)
         return self._result(root, response.text, "completed", None, response)
 
@@ -429,6 +433,8 @@ class Run:
     def _save(self, messages: Transcript, version: int) -> None:
         state = self.state.snapshot(scope="session")
         self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
+        if self.decisions:  # a resumed run that ended: its paused state is done with
+            self.sessions.delete_paused(self.id)
 
     def _result(
         self,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from examples import (
+    approval,
     custom_point,
     error_handlers,
     quickstart,
@@ -341,3 +342,23 @@ def test_sessions_main_prints_each_turn(capsys: pytest.CaptureFixture[str]) -> N
     assert "turn 4: search budget used up (3 per session)" in out
     assert "is busy: run 'run-elsewhere' holds its lease" in out
     assert "the file keeps 16 messages and the session state {'searches': 3}" in out
+
+
+def test_approval_pauses_restarts_and_finishes_as_decided(tmp_path: Path) -> None:
+    """Both deletions wait for a human; after the restart one is approved, one rejected:
+    the approved file is gone, the rejected one stays and the model was told why."""
+    demo = approval.run_demo(tmp_path)
+    assert demo.paused.status == "paused"
+    assert [request.reason for request in demo.pending] == ["delete notes.txt?", "delete old.log?"]
+    assert (demo.finished.status, demo.finished.run_id) == ("completed", demo.paused.run_id)
+    assert demo.finished.output == "Done: keep notes; deleted old.log."
+    assert demo.left == ["keep.md", "notes.txt"]
+
+
+def test_approval_main_prints_the_pause_and_the_end(capsys: pytest.CaptureFixture[str]) -> None:
+    """The program prints the paused run, its two requests, and the finished run."""
+    approval.main()
+    out = capsys.readouterr().out
+    assert ": paused\n  waiting: delete notes.txt?" in out
+    assert "completed: Done: keep notes; deleted old.log." in out
+    assert out.endswith("left in the folder: keep.md, notes.txt\n")

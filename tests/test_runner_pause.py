@@ -424,3 +424,16 @@ def test_a_streamed_run_shows_its_pause_and_ends_paused() -> None:
     assert isinstance(finished, RunFinishedEvent)
     assert finished.result.status == "paused"
     assert [pause.request for pause in pauses] == list(finished.result.pending)
+
+
+def test_the_store_keeps_a_paused_state_until_a_resume_ends_it(mode: Mode) -> None:
+    """``runner.paused(run_id)`` reads the state the store kept; once resumed it is gone."""
+    runner, _, _, _ = setup(calling(delete("c1", "a")), "done")
+    paused = drive(runner, mode, "tidy", session_id="s")
+    kept = runner.paused(paused.run_id)
+    assert kept == paused.state
+    assert kept is not None
+    assert kept.pending == paused.pending
+    resume(runner, mode, kept, {kept.pending[0].id: Approve()})
+    assert runner.paused(paused.run_id) is None
+    assert runner.paused("no-such-run") is None
