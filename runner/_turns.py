@@ -160,8 +160,11 @@ class Run:
         frame = state.frame
         assert frame is not None  # checked before the run started
         self.state.seed(session.state, scope="session")
-        for key, value in state.data.items():  # the run's own values, as they were at the pause
-            self.state.set(key, value)
+        # Then the run's own values, as they were at the pause, each in its own scope.
+        scoped = set(state.session_keys)
+        own = state.data.items()
+        self.state.seed({key: value for key, value in own if key in scoped}, scope="session")
+        self.state.seed({key: value for key, value in own if key not in scoped})
         self.steps = state.steps
         self.settings.meter.add(state.usage)
         return await self._root_turn(root, session, frame.message, frame)
@@ -460,6 +463,7 @@ class Run:
             frame,
             MappingProxyType(dict(self.decisions)),
             usage,
+            tuple(self.state.snapshot(scope="session")),
         )
         return RunResult(
             output,

@@ -61,6 +61,7 @@ states = st.builds(
     st.none() | frames(),
     st.dictionaries(names, decisions, max_size=3).map(MappingProxyType),
     usages,
+    st.lists(names, max_size=3).map(tuple),
 )
 
 
