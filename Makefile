@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m examples.quickstart
 	$(BIN)/python -m examples.streaming
+	$(BIN)/python -m examples.approval
 
 # pytest, mypy, basedpyright and ruff all run; the target fails if any of them failed.
 test: $(STAMP)
@@ -33,6 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.streaming
 	$(BIN)/python -m benchmarks.stream_runner
 	$(BIN)/python -m benchmarks.telemetry
+	$(BIN)/python -m benchmarks.sessions
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.

@@ -18,7 +18,8 @@
 - pause and resume: a ``before_tool`` hook's ``Pause`` ends the run ``"paused"`` with
   ``PendingRequest``s and a ``RunState`` (JSON); ``Runner.resume(state, {id: Approve() |
   Edit(args) | Reject(message)})`` goes on, in another process too;
-- sessions: the versioned ``SessionStore`` protocol, ``InMemorySessions``, ``Transcript``;
+- sessions: the versioned ``SessionStore`` protocol with leases, ``InMemorySessions`` (the
+  default) and ``SQLiteSessionStore`` (one file, shared by processes), ``Transcript``;
 - the vocabulary hooks receive (contexts, messages, ``State``, ``StopRun``) is
   re-exported; results, hook points, protocols and dispatch come from ``hooks``.
 """
@@ -53,6 +54,7 @@ from runner._errors import (
     ResumeRefused,
     RunnerError,
     ScriptExhausted,
+    SessionBusy,
     SessionConflict,
     ToolArgumentsError,
     UnknownToolError,
@@ -98,6 +100,7 @@ from runner._retry import RetryPolicy
 from runner._runner import Runner
 from runner._runstate import RunState
 from runner._sessions import InMemorySessions, Session, SessionStore
+from runner._sqlite import SQLiteSessionStore
 from runner._tools import AsyncTool, FunctionTool, Tool, as_tool
 from runner._transient import is_transient, retry_after
 
@@ -151,10 +154,12 @@ __all__ = [
     "RunStatus",
     "Runner",
     "RunnerError",
+    "SQLiteSessionStore",
     "ScriptExhausted",
     "ScriptItem",
     "ScriptedModel",
     "Session",
+    "SessionBusy",
     "SessionConflict",
     "SessionStore",
     "State",

@@ -11,6 +11,7 @@
           +-- SessionConflict (also RuntimeError)     another run saved the session first
           +-- ResumeRefused (also RuntimeError)       a RunState that cannot go on here
           +-- InvalidDecisions (also ValueError)      resume's decisions don't fit its requests
+          +-- SessionBusy (also RuntimeError)         another run holds the session's lease
 
 Tool errors reach ``on_tool_error`` like any exception a tool raises; unrecovered,
 they become an error ``ToolResult`` the model sees.
@@ -28,6 +29,7 @@ __all__ = [
     "ResumeRefused",
     "RunnerError",
     "ScriptExhausted",
+    "SessionBusy",
     "SessionConflict",
     "ToolArgumentsError",
     "UnknownToolError",
@@ -153,3 +155,21 @@ class InvalidDecisions(RunnerError, ValueError):
                 "Approve(), Edit(args) or Reject(message)"
             )
         super().__init__(f"run {run_id!r}: {'; '.join(parts)}")
+
+
+@final
+class SessionBusy(RunnerError, RuntimeError):
+    """A run could not take the session's lease: run ``holder`` (another owner) holds it.
+
+    The store enforces one run per session at a time, across runners and processes; a
+    lease its holder never released (a process that died) expires after its ttl.
+    """
+
+    def __init__(self, user_id: str, session_id: str, *, holder: str) -> None:
+        self.user_id = user_id
+        self.session_id = session_id
+        self.holder = holder
+        super().__init__(
+            f"session {session_id!r} of user {user_id!r} is busy: run {holder!r} holds its "
+            "lease; a session takes one run at a time (try again when that run has ended)"
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import secrets
 import threading
@@ -20,9 +21,10 @@ from hooks import (
     compile_callbacks,
 )
 from runner._agent import Agent
-from runner._checks import positive_int
+from runner._checks import positive_float, positive_int
 from runner._drive import complete
 from runner._events import RunFinishedEvent, RunResult, RunStartedEvent, StreamEvent
+from runner._leases import RunLease
 from runner._readiness import ready_for_async, ready_for_sync
 from runner._resume import checked_decisions
 from runner._retry import RetryPolicy
@@ -40,8 +42,20 @@ if TYPE_CHECKING:  # the extra hookline[otel]; imported at run time only when gi
 
 __all__ = ["Runner"]
 
+logger: Final = logging.getLogger("runner")
+
 _COMBINED_SIZE: Final = 64
 _DEFAULT_POLICY: Final = DispatchPolicy()
+_STORE_METHODS: Final = (
+    "load",
+    "save",
+    "delete",
+    "acquire",
+    "release",
+    "save_paused",
+    "load_paused",
+    "delete_paused",
+)
 
 
 @final
@@ -51,11 +65,14 @@ class Runner:
     ``callbacks`` apply to every agent of every run, before each agent's own;
     ``retry`` bounds retries per operation; ``max_steps`` bounds model turns per run;
     ``policy`` is the ``DispatchPolicy`` of every dispatch of every run; ``sessions``
-    keeps conversations by ``(user_id, session_id)`` (in memory by default);
-    ``executor`` runs sync models and tools in ``run_async`` (a thread pool the
-    runner makes when first needed, by default). A thread running a sync tool cannot
-    be stopped: a cancelled run's sync tool runs to its end and holds its worker, so
-    give a runner that cancels often an executor sized for that.
+    keeps conversations by ``(user_id, session_id)`` (in memory by default), and a
+    run holds its session's lease in that store for ``session_lease`` seconds at a
+    time, renewed as it goes (a run on a session another run holds, from any runner
+    or process, fails fast with ``SessionBusy``; make the lease outlast the longest
+    model or tool call); ``executor`` runs sync models and tools in ``run_async`` (a
+    thread pool the runner makes when first needed, by default). A thread running a
+    sync tool cannot be stopped: a cancelled run's sync tool runs to its end and holds
+    its worker, so give a runner that cancels often an executor sized for that.
 
     ``tracer_provider`` (an OpenTelemetry ``TracerProvider``, extra ``hookline[otel]``;
     ``opentelemetry.trace.get_tracer_provider()`` for the global one) traces every run
@@ -86,6 +103,7 @@ class Runner:
         "policy",
         "retry",
         "rng",
+        "session_lease",
         "sessions",
     )
 
@@ -100,6 +118,7 @@ class Runner:
         policy: DispatchPolicy = _DEFAULT_POLICY,
         executor: Executor | None = None,
         rng: random.Random | None = None,
+        session_lease: float = 60.0,
         tracer_provider: TracerProvider | None = None,
         capture_content: bool | None = None,
     ) -> None:
@@ -108,7 +127,7 @@ class Runner:
         _check_type("retry", retry, RetryPolicy, "pass a RetryPolicy(...)")
         _check_type("policy", policy, DispatchPolicy, "pass a DispatchPolicy(...)")
         if sessions is not None:
-            _check_type("sessions", sessions, SessionStore, "with load, save and delete")
+            _check_type("sessions", sessions, SessionStore, _store_hint(sessions))
         if executor is not None:
             _check_type("executor", executor, Executor, "e.g. a ThreadPoolExecutor")
         if rng is not None:
@@ -126,6 +145,7 @@ class Runner:
         self._owns_sessions: Final = sessions is None
         self.sessions: Final[SessionStore] = InMemorySessions() if sessions is None else sessions
         self.rng: Final = rng or random.Random()
+        self.session_lease: Final = positive_float("session_lease", session_lease)
         self._agents: Final = tuple(agent.walk())
         # Each agent's own callbacks, validated once here rather than on every run.
         self._agent_callbacks: Final = {
@@ -213,6 +233,16 @@ class Runner:
         finally:
             self._finish(run)
 
+    def paused(self, run_id: str) -> RunState | None:
+        """The state of paused run ``run_id`` as the session store keeps it, or ``None``.
+
+        A run that pauses leaves its state in the store (with ``SQLiteSessionStore``, for
+        any process on the same file) until a resume ends it.
+        """
+        _check_id("run_id", run_id)
+        text = self.sessions.load_paused(run_id)
+        return None if text is None else RunState.from_json(text)
+
     async def resume_async(
         self,
         state: RunState,
@@ -252,7 +282,7 @@ class Runner:
         channel = Channel()
         run = self._start(message, user_id, session_id, callbacks, is_async=True, channel=channel)
         outcome: Outcome[RunResult] = Outcome()
-        steps = trampoline(run.run(self.agent, _message(message)), channel, outcome)
+        steps = trampoline(lambda: run.run(self.agent, _message(message)), channel, outcome)
         try:
             yield RunStartedEvent(
                 run_id=run.id, session_id=run.session_id, agent=self.agent.name, time=time.time()
@@ -313,10 +343,13 @@ class Runner:
         if session_id is not None:
             _check_id("session_id", session_id)
         table = self._callbacks_for(compile_callbacks(callbacks), check_sync=not is_async)
+        run_id = secrets.token_hex(16) if run_id is None else run_id
+        session_id = secrets.token_hex(16) if session_id is None else session_id
+        lease = RunLease(self.sessions, user_id, session_id, owner=run_id, ttl=self.session_lease)
         run = Run(
-            run_id=secrets.token_hex(16) if run_id is None else run_id,
+            run_id=run_id,
             user_id=user_id,
-            session_id=secrets.token_hex(16) if session_id is None else session_id,
+            session_id=session_id,
             compile=lambda agent: table[id(agent)],
             settings=Settings(
                 retry=self.retry,
@@ -329,6 +362,7 @@ class Runner:
                 telemetry=self._telemetry,
             ),
             sessions=self.sessions,
+            lease=lease,
         )
         key = (run.user_id, run.session_id)
         with self._lock:
@@ -340,6 +374,11 @@ class Runner:
                 )
                 raise RuntimeError(msg)
             self._active.add(key)
+        try:  # the store's lease: no other runner or process may run the session meanwhile
+            lease.acquire()
+        except BaseException:
+            self._finish(run, held=False)
+            raise
         return run
 
     def _resumed(
@@ -361,11 +400,19 @@ class Runner:
             run_id=state.run_id,
         )
         run.decisions = decisions
-        for key, value in state.data.items():
-            run.state.set(key, value)
         return run
 
-    def _finish(self, run: Run) -> None:
+    def _finish(self, run: Run, *, held: bool = True) -> None:
+        if held:
+            try:
+                run.lease.release()
+            except Exception:  # the lease expires by itself: the run's own outcome stands
+                logger.exception(
+                    "could not release the lease of run %s on session %r; it expires in %gs",
+                    run.id,
+                    run.session_id,
+                    run.lease.ttl,
+                )
         with self._lock:
             self._active.discard((run.user_id, run.session_id))
             last = self._closed and not self._active
@@ -436,6 +483,11 @@ def _check_type(name: str, value: object, expected: type, hint: str) -> None:
     if not isinstance(value, expected):
         msg = f"{name} must be a {expected.__name__}, got {type(value).__name__}; {hint}"
         raise TypeError(msg)
+
+
+def _store_hint(store: object) -> str:
+    missing = [name for name in _STORE_METHODS if not callable(getattr(store, name, None))]
+    return f"a store has {', '.join(_STORE_METHODS)}; this one has no {', '.join(missing)}"
 
 
 def _check_id(name: str, value: object) -> None:

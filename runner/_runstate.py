@@ -52,7 +52,8 @@ class RunState(Mapping[str, Any]):
     ``pending`` are a paused run's requests (empty otherwise), ``frame`` its root
     agent's paused turn, ``session_version`` the version of the session it builds on
     (a resume is refused once the session moved on), ``decisions`` the decisions of
-    earlier resumes, by request id.
+    earlier resumes, by request id, ``session_keys`` which state values are
+    session-scoped (``StateKey(..., scope="session")``).
     """
 
     data: Mapping[str, Any]  # the invocation state values (what the mapping reads)
@@ -66,6 +67,7 @@ class RunState(Mapping[str, Any]):
     frame: Frame | None = None
     decisions: Mapping[str, Decision] = field(default_factory=_frozen)
     usage: Usage = field(default_factory=Usage)
+    session_keys: tuple[str, ...] = ()  # the names in ``data`` that are session-scoped
 
     @property
     def pending(self) -> tuple[PendingRequest, ...]:
@@ -123,6 +125,7 @@ class RunState(Mapping[str, Any]):
             "frame": None if self.frame is None else _encode_frame(self.frame),
             "decisions": {key: encode_decision(d) for key, d in self.decisions.items()},
             "usage": encode_usage(self.usage),
+            "session_keys": list(self.session_keys),
         }
         return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
@@ -164,6 +167,10 @@ class RunState(Mapping[str, Any]):
                 }
             ),
             usage=decode_usage(fields["usage"], where="run_state.usage"),
+            session_keys=tuple(
+                _str(key, f"run_state.session_keys[{index}]")
+                for index, key in enumerate(_list(fields["session_keys"], "run_state.session_keys"))
+            ),
         )
 
 
@@ -180,6 +187,7 @@ _REQUIRED: Final = (
     "frame",
     "decisions",
     "usage",
+    "session_keys",
 )
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import AsyncGenerator, Coroutine, Generator
+from collections.abc import AsyncGenerator, Callable, Coroutine, Generator
 from typing import Any, Generic, TypeVar, final
 
 from runner._stream import Channel, Item
@@ -58,10 +58,15 @@ class Outcome(Generic[T]):
 
 
 async def trampoline(
-    coro: Coroutine[Any, Any, T], channel: Channel, outcome: Outcome[T]
+    start: Callable[[], Coroutine[Any, Any, T]], channel: Channel, outcome: Outcome[T]
 ) -> AsyncGenerator[list[Item], None]:
-    """Step ``coro`` to its end, yielding the channel's items after each step, as a list
-    (the stream yields each one: a single async generator hop per item)."""
+    """Step the coroutine ``start()`` makes to its end, yielding the channel's items after
+    each step as a list (the stream yields each one: one async generator hop per item).
+
+    The coroutine is made on the first step: a stream closed before it asked for an item
+    of the run leaves no coroutine that was never awaited.
+    """
+    coro = start()
     thrown: BaseException | None = None
     context = contextvars.copy_context()
     try:

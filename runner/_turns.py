@@ -63,6 +63,7 @@ from runner._events import (
 from runner._executor import call_model, call_tool
 from runner._guarded import MODEL, TOOL, CallPaused, guarded
 from runner._history import Transcript
+from runner._leases import RunLease
 from runner._pending import BatchPaused, Frame, Held, PendingRequest, TurnPaused, request_id
 from runner._plan import Plan
 from runner._record import Record
@@ -94,6 +95,7 @@ class Run:
         "compile",
         "decisions",
         "id",
+        "lease",
         "record",
         "session_id",
         "sessions",
@@ -112,6 +114,7 @@ class Run:
         compile: Callable[[Agent], CompiledCallbacks],
         settings: Settings,
         sessions: SessionStore,
+        lease: RunLease,
     ) -> None:
         self.id: Final = run_id
         self.user_id: Final = user_id
@@ -119,6 +122,7 @@ class Run:
         self.compile: Final = compile
         self.settings: Final = settings
         self.sessions: Final = sessions
+        self.lease: Final = lease
         self.state: Final = State()
         self.record: Final = Record(settings.channel)
         self.steps = 0
@@ -145,6 +149,7 @@ class Run:
     async def run(self, root: Agent, message: Message) -> RunResult:
         """The whole run: the root agent's turn, the session saved, the result."""
         session = self.sessions.load(self.user_id, self.session_id)
+        self.state.seed(session.state, scope="session")
         return await self._root_turn(root, session, message, None)
 
     async def resume(self, root: Agent, state: RunState) -> RunResult:
@@ -154,6 +159,12 @@ class Run:
             raise ResumeRefused.moved_on(state.run_id, session.version, state.session_version)
         frame = state.frame
         assert frame is not None  # checked before the run started
+        self.state.seed(session.state, scope="session")
+        # Then the run's own values, as they were at the pause, each in its own scope.
+        scoped = set(state.session_keys)
+        own = state.data.items()
+        self.state.seed({key: value for key, value in own if key in scoped}, scope="session")
+        self.state.seed({key: value for key, value in own if key not in scoped})
         self.steps = state.steps
         self.settings.meter.add(state.usage)
         return await self._root_turn(root, session, frame.message, frame)
@@ -172,11 +183,15 @@ class Run:
             self._save(_answered(history.messages), session.version)
             return self._result(root, "", "stopped", stop.reason, None)
         except TurnPaused as paused:
-            # Nothing is saved: the session stays at the version the state builds on,
-            # and the turn so far travels in the state.
-            return self._result(
+            # The session stays at the version the state builds on (the turn so far
+            # travels in the state), and the store keeps the state until it is resumed.
+            result = self._result(
                 root, "", "paused", None, None, frame=paused.frame, version=session.version
             )
+            self.sessions.save_paused(
+                self.id, self.user_id, self.session_id, result.state.to_json()
+            )
+            return result
         self._save(_settled(history.messages), session.version)
         return self._result(root, response.text, "completed", None, response)
 
@@ -265,6 +280,7 @@ class Run:
             self.steps += 1
             if self.steps > self.settings.max_steps:
                 raise MaxStepsExceeded(agent.name, self.settings.max_steps)
+            self.lease.renew()
             request = ModelRequest(history.messages.headed(plan.system), agent.specs)
             outcome, _ = await guarded(
                 self.settings,
@@ -435,7 +451,10 @@ class Run:
         return Success(ToolResult(response.text))
 
     def _save(self, messages: Transcript, version: int) -> None:
-        self.sessions.save(self.user_id, self.session_id, messages, version=version)
+        state = self.state.snapshot(scope="session")
+        self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
+        if self.decisions:  # a resumed run that ended: its paused state is done with
+            self.sessions.delete_paused(self.id)
 
     def _result(
         self,
@@ -461,6 +480,7 @@ class Run:
             frame,
             MappingProxyType(dict(self.decisions)),
             usage,
+            tuple(self.state.snapshot(scope="session")),
         )
         return RunResult(
             output,

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import dispatch, openai_adapter, runner, stream_runner, streaming, telemetry
+from benchmarks import (
+    dispatch,
+    openai_adapter,
+    runner,
+    sessions,
+    stream_runner,
+    streaming,
+    telemetry,
+)
 
 
 def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -69,3 +77,14 @@ def test_telemetry_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "agent->model" in out
     assert "model->tool->model" in out
     assert "target: no-op at most 1.3x untraced" in out
+
+
+def test_sessions_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The store benchmark checks both stores leave one conversation, then times a turn on
+    each at 0 and 10,000 messages and reports its targets."""
+    assert sessions.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for name in ("memory", "sqlite", "0 messages", "10,000 messages"):
+        assert name in out
+    assert out.count("target <=") == 3
+    assert "targets:" in out

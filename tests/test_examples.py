@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from examples import (
+    approval,
     custom_point,
     error_handlers,
     quickstart,
+    sessions,
     streaming,
     tracing,
     typed_callbacks,
@@ -24,6 +26,7 @@ from runner import (
     ModelAttemptEvent,
     OpenAIChatModel,
     ScriptedModel,
+    SQLiteSessionStore,
     ToolAttemptEvent,
     UserMessageEvent,
 )
@@ -349,3 +352,48 @@ def test_tracing_main_prints_the_tree_and_the_answer(capsys: pytest.CaptureFixtu
     assert "user: What's the weather in Paris" in out
     assert "└─ invoke_agent researcher" in out
     assert "answer: Paris: 18°C" in out
+
+
+def test_sessions_budget_holds_across_a_restart(tmp_path: Path) -> None:
+    """The search count survives the restart: the third search runs, the fourth is refused;
+    the file keeps every turn and the count, and a held session refuses a run."""
+    demo = sessions.run_demo(tmp_path / "sessions.db")
+    assert [result.output for result in demo.results] == [
+        "3 results for 'sqlite wal'",
+        "3 results for 'sqlite leases'",
+        "3 results for 'busy timeout'",
+        "search budget used up (3 per session)",
+    ]
+    assert demo.busy.holder == "run-elsewhere"
+    assert (demo.messages, demo.state) == (16, {"searches": 3})
+    with SQLiteSessionStore(tmp_path / "sessions.db") as store:
+        assert store.load("ann", "research").state == {"searches": 3}
+
+
+def test_sessions_main_prints_each_turn(capsys: pytest.CaptureFixture[str]) -> None:
+    """The program prints the four turns, the refusal and what the file keeps."""
+    sessions.main()
+    out = capsys.readouterr().out
+    assert "turn 4: search budget used up (3 per session)" in out
+    assert "is busy: run 'run-elsewhere' holds its lease" in out
+    assert "the file keeps 16 messages and the session state {'searches': 3}" in out
+
+
+def test_approval_pauses_restarts_and_finishes_as_decided(tmp_path: Path) -> None:
+    """Both deletions wait for a human; after the restart one is approved, one rejected:
+    the approved file is gone, the rejected one stays and the model was told why."""
+    demo = approval.run_demo(tmp_path)
+    assert demo.paused.status == "paused"
+    assert [request.reason for request in demo.pending] == ["delete notes.txt?", "delete old.log?"]
+    assert (demo.finished.status, demo.finished.run_id) == ("completed", demo.paused.run_id)
+    assert demo.finished.output == "Done: keep notes; deleted old.log."
+    assert demo.left == ["keep.md", "notes.txt"]
+
+
+def test_approval_main_prints_the_pause_and_the_end(capsys: pytest.CaptureFixture[str]) -> None:
+    """The program prints the paused run, its two requests, and the finished run."""
+    approval.main()
+    out = capsys.readouterr().out
+    assert ": paused\n  waiting: delete notes.txt?" in out
+    assert "completed: Done: keep notes; deleted old.log." in out
+    assert out.endswith("left in the folder: keep.md, notes.txt\n")

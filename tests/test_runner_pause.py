@@ -424,3 +424,39 @@ def test_a_streamed_run_shows_its_pause_and_ends_paused() -> None:
     assert isinstance(finished, RunFinishedEvent)
     assert finished.result.status == "paused"
     assert [pause.request for pause in pauses] == list(finished.result.pending)
+
+
+def test_the_store_keeps_a_paused_state_until_a_resume_ends_it(mode: Mode) -> None:
+    """``runner.paused(run_id)`` reads the state the store kept; once resumed it is gone."""
+    runner, _, _, _ = setup(calling(delete("c1", "a")), "done")
+    paused = drive(runner, mode, "tidy", session_id="s")
+    kept = runner.paused(paused.run_id)
+    assert kept == paused.state
+    assert kept is not None
+    assert kept.pending == paused.pending
+    resume(runner, mode, kept, {kept.pending[0].id: Approve()})
+    assert runner.paused(paused.run_id) is None
+    assert runner.paused("no-such-run") is None
+
+
+def test_session_scoped_values_set_before_the_pause_stay_session_scoped(mode: Mode) -> None:
+    """A session-scoped value first set before the pause is saved with the session when the
+    resumed run ends; an invocation-scoped one is not."""
+    asked = StateKey[int]("asked", scope="session")
+    note = StateKey[str]("note")
+
+    class Count:
+        def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
+            if ctx.decision is None:
+                ctx.invocation.state.update(asked, lambda n: n + 1, default=0)
+                ctx.invocation.state.set(note, "x")
+            return Cont(ctx)
+
+    files, guard = Files(), AskBeforeDeleting()
+    model = ScriptedModel([calling(delete("c1", "a")), "done"])
+    runner = Runner(Agent("files", model, tools=files.tools(), callbacks=[Count(), guard]))
+    paused = drive(runner, mode, "tidy", session_id="s")
+    assert paused.state.session_keys == ("asked",)
+    restored = RunState.from_json(paused.state.to_json())
+    resume(runner, mode, restored, {paused.pending[0].id: Approve()})
+    assert dict(runner.sessions.load("user", "s").state) == {"asked": 1}

@@ -61,6 +61,7 @@ states = st.builds(
     st.none() | frames(),
     st.dictionaries(names, decisions, max_size=3).map(MappingProxyType),
     usages,
+    st.lists(names, max_size=3).map(tuple),
 )
 
 
@@ -178,3 +179,60 @@ def test_a_run_paused_in_one_process_resumes_in_another() -> None:
         timeout=60,
     )
     assert json.loads(resumed.stdout) == ["completed", "done", ["a"], ["deleted a", "keep b"]]
+
+
+STORE_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from hooks import Approve, Cont, Edit, Pause, ToolCall, ModelResponse
+    from runner import Agent, Runner, ScriptedModel, SQLiteSessionStore
+
+    ran = []
+
+    def delete_file(path: str) -> str:
+        \"\"\"Delete a file.\"\"\"
+        ran.append(path)
+        return "deleted " + path
+
+    class Guard:
+        def before_tool(self, ctx):
+            return Pause("sure?") if ctx.decision is None else Cont(ctx)
+
+    path, step = sys.argv[1], sys.argv[2]
+    call = ModelResponse(tool_calls=(ToolCall("c1", "delete_file", {"path": "a"}),))
+    model = ScriptedModel([call, "done"] if step == "pause" else ["done"])
+    with SQLiteSessionStore(path) as store:
+        agent = Agent("files", model, tools=[delete_file], callbacks=[Guard()])
+        runner = Runner(agent, sessions=store)
+        if step == "pause":
+            print(runner.run("tidy", user_id="u", session_id="s").run_id)
+        else:
+            state = runner.paused(sys.argv[3])
+            result = runner.resume(state, {state.pending[0].id: Edit({"path": "b"})})
+            messages = [m.content for m in store.load("u", "s").messages]
+            print(json.dumps([result.status, ran, messages, runner.paused(sys.argv[3])]))
+    """
+)
+
+
+def test_a_paused_run_kept_in_a_sqlite_file_resumes_in_another_process(tmp_path: Path) -> None:
+    """A new process finds the paused run in the file by its id, resumes it, and the
+    session in the file holds the whole turn; the paused state is gone after."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    database = str(tmp_path / "runs.db")
+
+    def step(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", STORE_SCRIPT, database, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=60,
+        )
+        return done.stdout.strip()
+
+    run_id = step("pause")
+    status, ran, messages, left = json.loads(step("resume", run_id))
+    assert (status, ran, left) == ("completed", ["b"], None)
+    assert messages == ["tidy", "", "deleted b", "done"]
