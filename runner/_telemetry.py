@@ -40,12 +40,18 @@ cancelled run (a stream its consumer stopped reading) leaves its open spans ERRO
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 
+try:  # first: without the extra, this is the error a user sees
+    from opentelemetry import context as contexts
+    from opentelemetry import trace
+    from opentelemetry.trace import Span, SpanKind
+except ImportError as exc:  # the extra is missing: say which one
+    msg = "Runner(tracer_provider=...) needs OpenTelemetry: pip install 'hookline[otel]'"
+    raise ImportError(msg, name="opentelemetry") from exc
+
 from hooks import (
-    ON_MODEL_ERROR,
     Failure,
     Message,
     ModelContext,
@@ -58,7 +64,6 @@ from hooks import (
     ToolContext,
     ToolResult,
     Trace,
-    Usage,
     __version__,
 )
 from runner._checks import got
@@ -68,15 +73,12 @@ from runner._genai import (
     ATTEMPT,
     BRANCH,
     CONVERSATION,
-    ERROR_TYPE,
-    FINISH_REASONS,
     INPUT_MESSAGES,
     OPERATION,
     OUTPUT_MESSAGES,
     PROVIDER,
     REQUEST_MODEL,
     REQUEST_STREAM,
-    RESPONSE_MODEL,
     RUN_ID,
     SYSTEM_INSTRUCTIONS,
     TOOL_ARGUMENTS,
@@ -94,16 +96,8 @@ from runner._genai import (
     tool_result,
     usage_attributes,
 )
-from runner._guarded import CallPaused
 from runner._pending import TurnPaused
-
-try:
-    from opentelemetry import context as contexts
-    from opentelemetry import trace
-    from opentelemetry.trace import Span, SpanKind, Status, StatusCode
-except ImportError as exc:  # the extra is missing: say which one
-    msg = "Runner(tracer_provider=...) needs OpenTelemetry: pip install 'hookline[otel]'"
-    raise ImportError(msg, name="opentelemetry") from exc
+from runner._spans import Turn, answered, current_turn, decided, errored, raised, with_turn
 
 if TYPE_CHECKING:
     from runner._agent import Agent
@@ -112,54 +106,6 @@ if TYPE_CHECKING:
 __all__ = ["Telemetry"]
 
 T = TypeVar("T")
-
-_TURN: Final = contexts.create_key("hookline.turn")
-_HOOK: Final = "hookline.hook"
-_DECIDED: Final[Mapping[str, str]] = {
-    "halt": "halt",
-    "retry": "retry",
-    "fallback": "fallback",
-    "raised": "raise",
-    "pause": "pause",  # before_tool paused the call for a human: on the tool call's span
-}
-
-
-@final
-class _Failed:
-    """A failed model attempt's span, open until the error hooks decide what it was."""
-
-    __slots__ = ("ended", "error", "span")
-
-    def __init__(self, span: Span, error: Exception) -> None:
-        self.span = span
-        self.error = error
-        self.ended = time.time_ns()
-
-    def settle(self, *, failed: bool) -> None:
-        """End the span when it ended: ERROR if the error went on unrecovered."""
-        if failed:
-            _error(self.span, self.error)
-        self.span.end(end_time=self.ended)
-
-
-@final
-class _Turn:
-    """One agent turn as its spans see it: the tokens counted, a failed attempt pending."""
-
-    __slots__ = ("failed", "usage")
-
-    def __init__(self) -> None:
-        self.usage: Usage | None = None
-        self.failed: _Failed | None = None
-
-    def count(self, usage: Usage) -> None:
-        self.usage = usage if self.usage is None else self.usage + usage
-
-    def settle(self, *, failed: bool) -> None:
-        """Settle the failed attempt pending, if any."""
-        pending, self.failed = self.failed, None
-        if pending is not None:
-            pending.settle(failed=failed)
 
 
 @final
@@ -226,14 +172,14 @@ class Telemetry:
             span.set_attribute(INPUT_MESSAGES, input_messages((message,)))
             if agent.instruction:
                 span.set_attribute(SYSTEM_INSTRUCTIONS, system_instructions(agent.instruction))
-        parent = _turn()
-        state = _Turn()
-        token = contexts.attach(trace.set_span_in_context(span, contexts.set_value(_TURN, state)))
+        parent = current_turn()
+        state = Turn()
+        token = contexts.attach(with_turn(span, state))
         try:
             response = await turn
         except BaseException as error:
             state.settle(failed=not isinstance(error, StopRun | TurnPaused))
-            _raised(span, error)
+            raised(span, error)
             raise
         else:
             state.settle(failed=False)  # a wrap answered after a failed attempt
@@ -261,7 +207,7 @@ class Telemetry:
 
         (A tool's attempts are not called here: they share the tool call's span.)
         """
-        turn = _turn()
+        turn = current_turn()
         if turn is not None:
             turn.settle(failed=False)  # a wrap tried again after a failed attempt
         named = self._named[id(plan.agent)]
@@ -279,7 +225,7 @@ class Telemetry:
         try:
             outcome = await execution
         except BaseException as error:
-            _raised(span, error)
+            raised(span, error)
             span.end()
             raise
         finally:
@@ -287,15 +233,15 @@ class Telemetry:
         self._attempted(span, outcome, turn)
         return outcome
 
-    def _attempted(self, span: Span, outcome: Outcome[Any], turn: _Turn | None) -> None:
+    def _attempted(self, span: Span, outcome: Outcome[Any], turn: Turn | None) -> None:
         """End a model attempt's span with what it answered, or leave a failed one pending."""
         if type(outcome) is Failure:
             failure: Exception = outcome.failure()
             span.record_exception(failure)
             if turn is not None and span.is_recording():
-                turn.failed = _Failed(span, failure)  # on_model_error settles it
+                turn.pend(span, failure)  # on_model_error settles it
             else:
-                _error(span, failure)
+                errored(span, failure)
                 span.end()
             return
         response: object = outcome.unwrap()
@@ -303,7 +249,7 @@ class Telemetry:
             if response.usage is not None and turn is not None:
                 turn.count(response.usage)
             if span.is_recording():
-                span.set_attributes(_answered(response))
+                span.set_attributes(answered(response))
                 if self.capture:
                     span.set_attribute(OUTPUT_MESSAGES, output_messages(response))
         span.end()
@@ -336,7 +282,7 @@ class Telemetry:
         try:
             outcome, ctx = await operation
         except BaseException as error:
-            _raised(span, error)
+            raised(span, error)
             raise
         else:
             if recording:
@@ -346,7 +292,7 @@ class Telemetry:
                     span.set_attribute(TOOL_RESULT, tool_result(outcome.unwrap().content))
             else:
                 span.record_exception(outcome.failure())
-                _error(span, outcome.failure())
+                errored(span, outcome.failure())
             return outcome, ctx
         finally:
             contexts.detach(token)
@@ -362,63 +308,8 @@ class Telemetry:
         error: BaseException | None,
         result: object,
     ) -> None:
-        """A dispatch ended: an event on the span it guards if a callback decided something.
-
-        Decided: a halt, a retry, a fallback, a raise, or a callback that replaced the
-        context, the outcome or the error. ``on_model_error`` also settles the failed
-        attempt's span; a fallback's tokens count towards the agent's.
-        """
-        turn = _turn()
-        pending = turn.failed if turn is not None and point == ON_MODEL_ERROR.name else None
-        span = pending.span if pending is not None else trace.get_current_span()
-        decision = _DECIDED.get(tag)
-        if decision is None and traced.callback is not None:
-            decision = "replace"
-        if decision is not None:
-            attributes: dict[str, str | int] = {
-                "hookline.hook.point": point,
-                "hookline.hook.decision": decision,
-                "hookline.hook.tag": tag,
-            }
-            callback = traced.description
-            if callback is not None:
-                attributes["hookline.hook.callback"] = callback
-            attempt: object = getattr(ctx, "attempt", None)
-            if isinstance(attempt, int):
-                attributes[ATTEMPT] = attempt
-            if error is not None:
-                attributes["exception.type"] = type(error).__qualname__
-                attributes["exception.message"] = str(error)
-            span.add_event(_HOOK, attributes)
-        if tag == "fallback" and turn is not None:
-            usage: object = getattr(getattr(result, "value", None), "usage", None)
-            if isinstance(usage, Usage):
-                turn.count(usage)  # a backup model's answer was paid for too
-        if pending is not None and turn is not None:
-            turn.settle(failed=tag in ("failure", "raised") or _refused(tag, ctx))
-
-
-def _turn() -> _Turn | None:
-    """The agent turn under way in this context, if any."""
-    turn: object = contexts.get_value(_TURN)
-    return turn if isinstance(turn, _Turn) else None
-
-
-def _refused(tag: OutcomeTag, ctx: object) -> bool:
-    """Whether a retry asked for is refused: the attempt budget is spent."""
-    return tag == "retry" and isinstance(ctx, ModelContext) and ctx.attempt >= ctx.max_attempts
-
-
-def _answered(response: ModelResponse) -> dict[str, Any]:
-    """What a model's answer says about itself: model, finish reason, tokens."""
-    attributes: dict[str, Any] = {}
-    if response.model is not None:
-        attributes[RESPONSE_MODEL] = response.model
-    if response.finish_reason is not None:
-        attributes[FINISH_REASONS] = (response.finish_reason,)
-    if response.usage is not None:
-        attributes.update(usage_attributes(response.usage))
-    return attributes
+        """A dispatch ended: a decision is an event on the span it guards (``decided``)."""
+        decided(point, tag, traced, ctx=ctx, error=error, result=result)
 
 
 def _description(plan: Plan, name: str) -> str:
@@ -426,21 +317,3 @@ def _description(plan: Plan, name: str) -> str:
         if spec.name == name:
             return spec.description
     return ""
-
-
-def _raised(span: Span, error: BaseException) -> None:
-    """An exception left the span's operation: a ``StopRun`` and a pause are events (the
-    run ends cleanly, or waits for a human), the rest errors."""
-    if isinstance(error, StopRun):
-        span.add_event("hookline.stop", {"hookline.stop.reason": error.reason})
-        return
-    if isinstance(error, CallPaused | TurnPaused):
-        span.add_event("hookline.paused")
-        return
-    span.record_exception(error)
-    _error(span, error)
-
-
-def _error(span: Span, error: BaseException) -> None:
-    span.set_attribute(ERROR_TYPE, type(error).__qualname__)
-    span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
