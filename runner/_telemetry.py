@@ -173,22 +173,26 @@ class Telemetry:
             if agent.instruction:
                 span.set_attribute(SYSTEM_INSTRUCTIONS, system_instructions(agent.instruction))
         parent = current_turn()
-        state = Turn()
+        # A turn nobody records needs no tally (nor pending attempts), unless a parent
+        # that records is owed its tokens.
+        state = Turn() if recording or parent is not None else None
         token = contexts.attach(with_turn(span, state))
         try:
             response = await turn
         except BaseException as error:
-            state.settle(failed=not isinstance(error, StopRun | TurnPaused))
+            if state is not None:
+                state.settle(failed=not isinstance(error, StopRun | TurnPaused))
             raised(span, error)
             raise
         else:
-            state.settle(failed=False)  # a wrap answered after a failed attempt
+            if state is not None:
+                state.settle(failed=False)  # a wrap answered after a failed attempt
             if recording and self.capture:
                 span.set_attribute(OUTPUT_MESSAGES, output_messages(response))
             return response
         finally:
             contexts.detach(token)
-            if state.usage is not None:
+            if state is not None and state.usage is not None:
                 if recording:
                     span.set_attributes(usage_attributes(state.usage))
                 if parent is not None:

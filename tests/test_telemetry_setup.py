@@ -10,8 +10,22 @@ from pathlib import Path
 
 import pytest
 from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
-from runner import Agent, Runner, ScriptedModel
+from hooks import ErrorResult, Failure, Retry
+from runner import (
+    Agent,
+    ModelContext,
+    ModelResponse,
+    RetryPolicy,
+    Runner,
+    ScriptedModel,
+    ToolCall,
+    Usage,
+)
 from tests import runner_helpers, telemetry_helpers
 from tests.runner_helpers import Mode, drive
 from tests.telemetry_helpers import Traced
@@ -112,3 +126,31 @@ def test_without_the_extra_hookline_runs_and_tracing_says_what_to_install() -> N
         "opentelemetry Runner(tracer_provider=...) needs OpenTelemetry: "
         "pip install 'hookline[otel]'",
     ]
+
+
+def test_a_trace_the_sampler_drops_records_nothing_and_the_run_goes_on(mode: Mode) -> None:
+    """A provider whose sampler drops every trace: no span is exported, the run (with a
+    retried model error and a sub-agent) answers as untraced."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(sampler=ALWAYS_OFF)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    helper = Agent("helper", ScriptedModel([ModelResponse("42", usage=Usage(3, 1))]))
+    ask = ToolCall("c1", "helper", {"request": "the answer?"})
+    model = ScriptedModel([TimeoutError("slow"), ModelResponse(tool_calls=(ask,)), "It is 42."])
+    boss = Agent("boss", model, sub_agents=[helper], callbacks=[RetryAll()])
+    policy = RetryPolicy(base_delay=0.0, jitter=0.0)
+    with Runner(boss, tracer_provider=provider, retry=policy) as runner:
+        result = drive(runner, mode, "what is the answer?")
+    assert (result.output, result.usage) == ("It is 42.", Usage(3, 1))
+    assert exporter.get_finished_spans() == ()
+    provider.shutdown()
+
+
+class RetryAll:
+    """Retries every model error."""
+
+    def on_model_error(
+        self, failure: Failure[Exception], ctx: ModelContext, /
+    ) -> ErrorResult[ModelContext, ModelResponse]:
+        """Retry."""
+        return Retry(ctx)
