@@ -9,12 +9,13 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,schema,dbos]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,schema,otel,dbos]'
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.quickstart
 	$(BIN)/python -m examples.streaming
+	$(BIN)/python -m examples.approval
 
 # pytest, mypy, basedpyright and ruff all run; the target fails if any of them failed.
 test: $(STAMP)
@@ -32,6 +33,8 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.openai_adapter
 	$(BIN)/python -m benchmarks.streaming
 	$(BIN)/python -m benchmarks.stream_runner
+	$(BIN)/python -m benchmarks.telemetry
+	$(BIN)/python -m benchmarks.sessions
 	$(BIN)/python -m benchmarks.durable
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);

@@ -12,10 +12,12 @@ returns a tagged result that callers take apart with ``match``::
         case _:
             assert_never(result)
 
-- results: ``Cont`` / ``Halt`` (before hooks), ``Retry`` / ``Fallback`` / ``Failure``
-  (error hooks), ``Success`` / ``Failure`` outcomes (after hooks and wraps);
-- points: ``BeforePoint``, ``AfterPoint``, ``ErrorPoint``, ``WrapPoint`` (each
-  ``[C, T]``: context first) and the ten built-ins -- ``BEFORE_AGENT`` /
+- results: ``Cont`` / ``Halt`` (before hooks), ``Pause`` (before hooks at a point
+  that can pause: ``before_tool``), ``Retry`` / ``Fallback`` / ``Failure`` (error
+  hooks), ``Success`` / ``Failure`` outcomes (after hooks and wraps); a human's
+  ``Approve`` / ``Edit`` / ``Reject`` on a paused call arrives as ``ctx.decision``;
+- points: ``BeforePoint``, ``PausablePoint``, ``AfterPoint``, ``ErrorPoint``,
+  ``WrapPoint`` (each ``[C, T]``: context first) and the ten built-ins -- ``BEFORE_AGENT`` /
   ``AFTER_AGENT``, ``BEFORE_MODEL`` / ``AFTER_MODEL`` / ``ON_MODEL_ERROR`` /
   ``WRAP_MODEL``, the same four for tools -- which check payload types at run time;
 - protocols, one per built-in method (``BeforeModel``, ``WrapTool`` ...), and their
@@ -31,7 +33,8 @@ returns a tagged result that callers take apart with ``match``::
 
 Dispatch rules: callbacks run in list order, and one without the point's method is
 skipped; an empty chain returns its input unchanged (the same object). Before: each
-``Cont(ctx')`` hands ``ctx'`` on and the first ``Halt`` ends the chain. After: every
+``Cont(ctx')`` hands ``ctx'`` on and the first ``Halt`` (or ``Pause``, where the point
+can pause) ends the chain. After: every
 callback runs on the previous one's outcome. Error: each gets the previous ``Failure``;
 the first ``Retry`` or ``Fallback`` ends the chain, else the last ``Failure`` returns.
 Wrap: the first callback is outermost; each gets ``call_next``, which runs the wraps
@@ -68,6 +71,7 @@ from hooks._async_protocols import (
 )
 from hooks._compile import CompiledCallbacks, compile_callbacks
 from hooks._contexts import AgentContext, ModelContext, ToolContext
+from hooks._decisions import Approve, Decision, Edit, Reject
 from hooks._dispatch import Callbacks, run_after, run_before, run_on_error
 from hooks._errors import HookError, HookTimeout, InvalidCallbacks, InvalidResult, StopRun
 from hooks._events import AsyncObserver, HookEvent, Observer, OutcomeTag, observing
@@ -95,6 +99,7 @@ from hooks._points import (
     AfterPoint,
     BeforePoint,
     ErrorPoint,
+    PausablePoint,
     WrapPoint,
 )
 from hooks._policy import DispatchPolicy, Trace
@@ -111,7 +116,17 @@ from hooks._protocols import (
     WrapModel,
     WrapTool,
 )
-from hooks._results import BeforeResult, Cont, ErrorResult, Fallback, Halt, Outcome, Retry
+from hooks._results import (
+    BeforeResult,
+    Cont,
+    ErrorResult,
+    Fallback,
+    Halt,
+    Outcome,
+    PausableResult,
+    Pause,
+    Retry,
+)
 from hooks._state import Invocation, State, StateKey
 from hooks._timed import TimedCallback, TimeoutRecord
 from hooks._timeout import with_timeout
@@ -133,6 +148,7 @@ __all__ = [
     "AfterPoint",
     "AfterTool",
     "AgentContext",
+    "Approve",
     "AsyncAfterAgent",
     "AsyncAfterModel",
     "AsyncAfterTool",
@@ -153,7 +169,9 @@ __all__ = [
     "Callbacks",
     "CompiledCallbacks",
     "Cont",
+    "Decision",
     "DispatchPolicy",
+    "Edit",
     "ErrorPoint",
     "ErrorResult",
     "Failure",
@@ -175,6 +193,10 @@ __all__ = [
     "OnToolError",
     "Outcome",
     "OutcomeTag",
+    "PausablePoint",
+    "PausableResult",
+    "Pause",
+    "Reject",
     "Result",
     "Retry",
     "Role",

@@ -8,15 +8,15 @@ methods and calls the plain ones.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from returns.result import Failure
 
 from hooks._compile import compile_callbacks
 from hooks._dispatch import Callbacks, run_after, run_before, run_on_error
-from hooks._points import AfterPoint, BeforePoint, ErrorPoint
+from hooks._points import AfterPoint, BeforePoint, ErrorPoint, PausablePoint
 from hooks._policy import DEFAULT_POLICY, DispatchPolicy, Trace
-from hooks._results import BeforeResult, ErrorResult, Outcome
+from hooks._results import BeforeResult, ErrorResult, Outcome, PausableResult
 from hooks._steps import arun_steps
 
 __all__ = ["arun_after", "arun_before", "arun_on_error"]
@@ -25,15 +25,35 @@ C = TypeVar("C")
 T = TypeVar("T")
 
 
+@overload
+async def arun_before(
+    callbacks: Callbacks,
+    point: PausablePoint[C, T],
+    ctx: C,
+    /,
+    *,
+    policy: DispatchPolicy = ...,
+    trace: Trace | None = ...,
+) -> PausableResult[C, T]: ...
+@overload
 async def arun_before(
     callbacks: Callbacks,
     point: BeforePoint[C, T],
     ctx: C,
     /,
     *,
+    policy: DispatchPolicy = ...,
+    trace: Trace | None = ...,
+) -> BeforeResult[C, T]: ...
+async def arun_before(
+    callbacks: Callbacks,
+    point: BeforePoint[C, T] | PausablePoint[C, T],
+    ctx: C,
+    /,
+    *,
     policy: DispatchPolicy = DEFAULT_POLICY,
     trace: Trace | None = None,
-) -> BeforeResult[C, T]:
+) -> PausableResult[C, T]:
     """``run_before`` for async code: awaits ``async def`` methods, calls plain ones."""
     compiled = compile_callbacks(callbacks)
     chain = compiled.chain(point.name, point.kind)

@@ -18,7 +18,7 @@ from returns.result import Failure, Result
 from hooks._contexts import AgentContext, ModelContext, ToolContext
 from hooks._events import HookEvent
 from hooks._messages import ModelResponse, ToolResult
-from hooks._results import BeforeResult, ErrorResult, Outcome
+from hooks._results import BeforeResult, ErrorResult, Outcome, PausableResult
 
 __all__ = [
     "AsyncAfterAgent",
@@ -84,8 +84,9 @@ class AsyncOnModelError(Protocol):
 class AsyncBeforeTool(Protocol):
     """``async def before_tool``: see ``BeforeTool``."""
 
-    async def before_tool(self, ctx: ToolContext, /) -> BeforeResult[ToolContext, ToolResult]:
-        """``Cont(ctx)`` runs the tool with ``ctx.call.args``; ``Halt(result)`` skips it."""
+    async def before_tool(self, ctx: ToolContext, /) -> PausableResult[ToolContext, ToolResult]:
+        """``Cont(ctx)`` runs the tool with ``ctx.call.args``; ``Halt(result)`` skips it;
+        ``Pause(reason)`` asks a human first."""
         ...
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hooks._decisions import Decision
 from hooks._messages import Message, ModelRequest, ToolCall
 from hooks._state import Invocation
 
@@ -41,10 +42,14 @@ class ToolContext:
     """A tool call: ``call`` is the model's ``ToolCall(id, name, args)``.
 
     ``attempt`` counts from 1 and ``max_attempts`` is the call's retry budget, as in
-    ``ModelContext``.
+    ``ModelContext``. ``decision`` is a human's decision on this call when a paused run
+    is resumed (``Approve()``, ``Edit(args)``, ``Reject(message)``), ``None`` on a first
+    pass: a guard that paused the call sees it and may let the call through, refuse
+    edited arguments, or pause again.
     """
 
     invocation: Invocation
     call: ToolCall
     attempt: int = 1
     max_attempts: int = 1
+    decision: Decision | None = None

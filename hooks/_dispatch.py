@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from operator import length_hint
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import Any, Final, TypeAlias, TypeVar, overload
 
 from returns.result import Failure, Success
 
 from hooks._compile import CompiledCallbacks, compile_callbacks
-from hooks._points import AfterPoint, AnyPoint, BeforePoint, ErrorPoint
+from hooks._points import AfterPoint, AnyPoint, BeforePoint, ErrorPoint, PausablePoint
 from hooks._policy import DEFAULT_POLICY, DispatchPolicy, Trace
-from hooks._results import BeforeResult, Cont, ErrorResult, Outcome
+from hooks._results import BeforeResult, Cont, ErrorResult, Outcome, PausableResult
 from hooks._rules import invalid, legal
 from hooks._steps import chain_failure, note, run_steps
 
@@ -39,19 +39,40 @@ _new: Final = object.__new__
 # -- sync: the fast loops -----------------------------------------------------------
 
 
+@overload
+def run_before(
+    callbacks: Callbacks,
+    point: PausablePoint[C, T],
+    ctx: C,
+    /,
+    *,
+    policy: DispatchPolicy = ...,
+    trace: Trace | None = ...,
+) -> PausableResult[C, T]: ...
+@overload
 def run_before(
     callbacks: Callbacks,
     point: BeforePoint[C, T],
     ctx: C,
     /,
     *,
+    policy: DispatchPolicy = ...,
+    trace: Trace | None = ...,
+) -> BeforeResult[C, T]: ...
+def run_before(
+    callbacks: Callbacks,
+    point: BeforePoint[C, T] | PausablePoint[C, T],
+    ctx: C,
+    /,
+    *,
     policy: DispatchPolicy = DEFAULT_POLICY,
     trace: Trace | None = None,
-) -> BeforeResult[C, T]:
+) -> PausableResult[C, T]:
     """Thread ``ctx`` through each callback's before method; the first ``Halt`` wins.
 
     Returns ``Cont(ctx')`` with the last context when nobody halted (``Cont(ctx)``
-    with the same object for an empty chain).
+    with the same object for an empty chain). At a ``PausablePoint`` a ``Pause`` ends
+    the chain as a ``Halt`` does.
     """
     compiled = callbacks if type(callbacks) is CompiledCallbacks else compile_callbacks(callbacks)
     methods = compiled._sync.get(point.name)

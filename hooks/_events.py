@@ -11,7 +11,9 @@ __all__ = ["AsyncObserver", "HookEvent", "Observer", "OutcomeTag", "observing"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-OutcomeTag: TypeAlias = Literal["cont", "halt", "success", "failure", "retry", "fallback", "raised"]
+OutcomeTag: TypeAlias = Literal[
+    "cont", "halt", "pause", "success", "failure", "retry", "fallback", "raised"
+]
 """How a dispatch ended: the tag of its result, or ``"raised"`` when a callback raised."""
 
 

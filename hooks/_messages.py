@@ -137,13 +137,16 @@ class ModelResponse:
     """What the model answers: text, tool calls, or both.
 
     ``usage`` is what the call cost in tokens, when the model says; ``finish_reason``
-    why it stopped, in the provider's words (``"stop"``, ``"tool_calls"``, ``"length"``).
+    why it stopped, in the provider's words (``"stop"``, ``"tool_calls"``, ``"length"``);
+    ``model`` the model that answered, as the provider names it (``"gpt-4o-2024-08-06"``
+    for a request to ``"gpt-4o"``), when it says.
     """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage | None = None
     finish_reason: str | None = None
+    model: str | None = None
 
     def __post_init__(self) -> None:
         calls = self.tool_calls
@@ -157,6 +160,9 @@ class ModelResponse:
         reason: object = self.finish_reason
         if reason is not None and not _is_str(reason):
             _refuse(self, "finish_reason", "a str or None", reason)
+        model: object = self.model
+        if model is not None and not _is_str(model):
+            _refuse(self, "model", "a str or None", model)
 
 
 @dataclass(frozen=True, slots=True)

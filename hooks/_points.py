@@ -39,6 +39,7 @@ __all__ = [
     "AfterPoint",
     "BeforePoint",
     "ErrorPoint",
+    "PausablePoint",
     "WrapPoint",
 ]
 
@@ -92,6 +93,7 @@ def first_declared(name: str) -> _Point | None:
 class _Point:
     __slots__ = ("context", "name", "value")
     kind: ClassVar[str]
+    rules: ClassVar[str]  # the row of ``_rules.TAGS``: the kind, or "pausable"
 
     def __init__(
         self,
@@ -163,7 +165,26 @@ class BeforePoint(_Point, Generic[C, T]):
     """
 
     __slots__ = ()
+    kind = rules = "before"
+
+    def __init__(
+        self, name: str, /, *, context: type[C] | None = None, value: type[T] | None = None
+    ) -> None:
+        super().__init__(name, context=context, value=value)
+
+
+@final
+class PausablePoint(_Point, Generic[C, T]):
+    """A before point whose methods may also ``Pause``: they return ``Cont[C] | Halt[T] | Pause``.
+
+    A point of the "before" kind in every other way (methods take ``(ctx)``, one name
+    space with ``BeforePoint``); only dispatch at such a point can return a ``Pause``, so
+    a ``match`` over a plain ``BeforePoint``'s result needs no ``Pause`` case.
+    """
+
+    __slots__ = ()
     kind = "before"
+    rules = "pausable"
 
     def __init__(
         self, name: str, /, *, context: type[C] | None = None, value: type[T] | None = None
@@ -179,7 +200,7 @@ class AfterPoint(_Point, Generic[C, T]):
     """
 
     __slots__ = ()
-    kind = "after"
+    kind = rules = "after"
 
     def __init__(
         self, name: str, /, *, context: type[C] | None = None, value: type[T] | None = None
@@ -195,7 +216,7 @@ class ErrorPoint(_Point, Generic[C, T]):
     """
 
     __slots__ = ()
-    kind = "error"
+    kind = rules = "error"
 
     def __init__(
         self, name: str, /, *, context: type[C] | None = None, value: type[T] | None = None
@@ -214,7 +235,7 @@ class WrapPoint(_Point, Generic[C, T]):
     """
 
     __slots__ = ()
-    kind = "wrap"
+    kind = rules = "wrap"
 
     def __init__(
         self, name: str, /, *, context: type[C] | None = None, value: type[T] | None = None
@@ -237,7 +258,7 @@ AFTER_MODEL: Final[AfterPoint[ModelContext, ModelResponse]] = AfterPoint(
 ON_MODEL_ERROR: Final[ErrorPoint[ModelContext, ModelResponse]] = ErrorPoint(
     "on_model_error", context=ModelContext, value=ModelResponse
 )
-BEFORE_TOOL: Final[BeforePoint[ToolContext, ToolResult]] = BeforePoint(
+BEFORE_TOOL: Final[PausablePoint[ToolContext, ToolResult]] = PausablePoint(
     "before_tool", context=ToolContext, value=ToolResult
 )
 AFTER_TOOL: Final[AfterPoint[ToolContext, ToolResult]] = AfterPoint(
@@ -255,6 +276,10 @@ WRAP_TOOL: Final[WrapPoint[ToolContext, ToolResult]] = WrapPoint(
 )
 
 AnyPoint: TypeAlias = (
-    BeforePoint[Any, Any] | AfterPoint[Any, Any] | ErrorPoint[Any, Any] | WrapPoint[Any, Any]
+    BeforePoint[Any, Any]
+    | PausablePoint[Any, Any]
+    | AfterPoint[Any, Any]
+    | ErrorPoint[Any, Any]
+    | WrapPoint[Any, Any]
 )
 """Any dispatchable hook point."""

@@ -20,7 +20,7 @@ from returns.result import Failure, Result
 from hooks._contexts import AgentContext, ModelContext, ToolContext
 from hooks._events import HookEvent
 from hooks._messages import ModelResponse, ToolResult
-from hooks._results import BeforeResult, ErrorResult, Outcome
+from hooks._results import BeforeResult, ErrorResult, Outcome, PausableResult
 
 __all__ = [
     "AfterAgent",
@@ -91,9 +91,10 @@ class OnModelError(Protocol):
 class BeforeTool(Protocol):
     """``before_tool``: runs before every tool call."""
 
-    def before_tool(self, ctx: ToolContext, /) -> BeforeResult[ToolContext, ToolResult]:
+    def before_tool(self, ctx: ToolContext, /) -> PausableResult[ToolContext, ToolResult]:
         """``Cont(ctx)`` runs the tool with ``ctx.call.args``; ``Halt(result)`` skips the
-        tool and ``after_tool`` and gives the model ``result``."""
+        tool and ``after_tool`` and gives the model ``result``; ``Pause(reason)`` asks a
+        human first (the run pauses; on resume ``ctx.decision`` holds the answer)."""
         ...
 
 

@@ -1,4 +1,4 @@
-"""The four tagged results callbacks return, and the aliases that name their unions.
+"""The five tagged results callbacks return, and the aliases that name their unions.
 
 Each class is ``@final``, with read-only properties over private slots: nothing writes
 a slot once a result has been handed to anyone (dispatch reads them directly, on its
@@ -14,7 +14,17 @@ from typing import Generic, TypeAlias, TypeVar, final
 
 from returns.result import Failure, Success
 
-__all__ = ["BeforeResult", "Cont", "ErrorResult", "Fallback", "Halt", "Outcome", "Retry"]
+__all__ = [
+    "BeforeResult",
+    "Cont",
+    "ErrorResult",
+    "Fallback",
+    "Halt",
+    "Outcome",
+    "PausableResult",
+    "Pause",
+    "Retry",
+]
 
 C_co = TypeVar("C_co", covariant=True)
 T_co = TypeVar("T_co", covariant=True)
@@ -151,8 +161,51 @@ class Fallback(Generic[T_co]):
         return hash((Fallback, self._value))
 
 
+@final
+class Pause:
+    """Stop before the operation and ask a human; ``reason`` says what to decide.
+
+    Legal only at points that can pause (``PausablePoint``: ``before_tool``). The run
+    ends with ``status == "paused"`` and a request per paused call; when it is resumed,
+    the same before hooks run again with the human's decision in ``ctx.decision``.
+    """
+
+    __slots__ = ("_reason",)
+    __match_args__ = ("reason",)
+
+    def __init__(self, reason: str, /) -> None:
+        checked: object = reason  # callers without a type checker pass anything
+        if not isinstance(checked, str):
+            msg = f"Pause reason must be a str, got {type(checked).__name__} {checked!r:.60}"
+            raise TypeError(msg)
+        self._reason = reason
+
+    @property
+    def reason(self) -> str:
+        """Why the operation waits: what the human is asked to decide."""
+        return self._reason
+
+    def __repr__(self) -> str:
+        return f"Pause({self._reason!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Pause:
+            return NotImplemented
+        return self._reason == other._reason
+
+    def __hash__(self) -> int:
+        return hash((Pause, self._reason))
+
+
 BeforeResult: TypeAlias = Cont[C] | Halt[T]
 """What a before hook returns: go on with a context, or halt with the operation's result."""
+
+PausableResult: TypeAlias = Cont[C] | Halt[T] | Pause
+"""What a before hook at a point that can pause returns: ``BeforeResult`` or ``Pause``.
+
+A ``match`` over a ``BeforeResult`` needs no ``Pause`` case: only ``PausablePoint``
+dispatch (``before_tool``) can return one.
+"""
 
 ErrorResult: TypeAlias = Retry[C] | Fallback[T] | Failure[Exception]
 """What an error hook returns: retry, fall back, or pass a (possibly new) error on."""

@@ -6,6 +6,9 @@
     before   Cont       the point's context      hands the context to the next callback
              Halt       the point's value        ends the chain (under continue_on_halt
                                                  the chain goes on and the last Halt wins)
+    pausable Cont, Halt as before
+             Pause      (its reason: a str, checked  ends the chain like a Halt
+                        when the Pause is made)
     after    Success    the point's value        is handed to the next callback
              Failure    an Exception             is handed to the next callback
     error    Retry      the point's context      ends the chain
@@ -36,7 +39,7 @@ from returns.result import Failure, Success
 
 from hooks._errors import InvalidResult
 from hooks._points import AnyPoint
-from hooks._results import Cont, Fallback, Halt, Retry
+from hooks._results import Cont, Fallback, Halt, Pause, Retry
 
 __all__ = ["TAGS", "Tag", "expected", "invalid", "legal"]
 
@@ -48,9 +51,10 @@ class Tag:
 
     cls: type[Any]
     label: str
-    payload: Literal["context", "value", "exception"]  # what the payload is checked against
+    # what the payload is checked against ("reason": nothing, Pause checks its own)
+    payload: Literal["context", "value", "exception", "reason"]
     read: Callable[[Any], object]  # the payload of a result of this tag
-    ends: bool  # ends the chain (Halt, Retry, Fallback)
+    ends: bool  # ends the chain (Halt, Pause, Retry, Fallback)
     hands_on: Literal["payload", "result", None]  # what the next callback receives
 
 
@@ -58,16 +62,18 @@ _CONT: Final = Tag(Cont, "Cont", "context", attrgetter("_ctx"), ends=False, hand
 _HALT: Final = Tag(Halt, "Halt", "value", attrgetter("_value"), ends=True, hands_on=None)
 _SUCCESS: Final = Tag(Success, "Success", "value", methodcaller("unwrap"), False, "result")
 _FAILURE: Final = Tag(Failure, "Failure", "exception", methodcaller("failure"), False, "result")
+_PAUSE: Final = Tag(Pause, "Pause", "reason", attrgetter("_reason"), ends=True, hands_on=None)
 _RETRY: Final = Tag(Retry, "Retry", "context", attrgetter("_ctx"), ends=True, hands_on=None)
 _FALLBACK: Final = Tag(Fallback, "Fallback", "value", attrgetter("_value"), True, None)
 
 TAGS: Final[dict[str, tuple[Tag, ...]]] = {
     "before": (_CONT, _HALT),
+    "pausable": (_CONT, _HALT, _PAUSE),
     "after": (_SUCCESS, _FAILURE),
     "error": (_RETRY, _FALLBACK, _FAILURE),
     "wrap": (_SUCCESS, _FAILURE),
 }
-"""Point kind -> its legal tags, in the order messages list them."""
+"""Point rules (its kind, or "pausable") -> its legal tags, in the order messages list them."""
 
 
 def legal(point: AnyPoint, result: object, ctx: object) -> Tag | None:
@@ -76,7 +82,7 @@ def legal(point: AnyPoint, result: object, ctx: object) -> Tag | None:
     ``ctx`` is the context the callback was given: a ``Cont`` or ``Retry`` carrying
     that very object needs no check.
     """
-    for tag in TAGS[point.kind]:
+    for tag in TAGS[point.rules]:
         if type(result) is tag.cls:
             return tag if _payload_error(tag, point, result, ctx) is None else None
     return None
@@ -85,7 +91,7 @@ def legal(point: AnyPoint, result: object, ctx: object) -> Tag | None:
 def expected(point: AnyPoint) -> tuple[str, ...]:
     """The tags legal at ``point`` as messages name them: ``("Cont[ToolContext]", ...)``."""
     names: list[str] = []
-    for tag in TAGS[point.kind]:
+    for tag in TAGS[point.rules]:
         cls = _against(tag, point)
         names.append(tag.label if cls is None else f"{tag.label}[{cls.__name__}]")
     return tuple(names)
@@ -96,7 +102,7 @@ def invalid(owner: object, point: AnyPoint, result: object, ctx: object) -> Inva
     if inspect.iscoroutine(result):
         result.close()  # a plain def that returned a coroutine: never awaited, say so once
     problem = None
-    for tag in TAGS[point.kind]:
+    for tag in TAGS[point.rules]:
         if type(result) is tag.cls:
             problem = _payload_error(tag, point, result, ctx)
     return InvalidResult(owner, point.name, result, expected(point), problem=problem)
@@ -105,6 +111,8 @@ def invalid(owner: object, point: AnyPoint, result: object, ctx: object) -> Inva
 def _against(tag: Tag, point: AnyPoint) -> type[object] | None:
     if tag.payload == "exception":
         return Exception
+    if tag.payload == "reason":
+        return None  # Pause checks its own reason when it is made
     return point.context if tag.payload == "context" else point.value
 
 

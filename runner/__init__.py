@@ -15,7 +15,11 @@
 - tools: plain functions (``FunctionTool``) or objects with ``name`` and ``run(args)``;
 - what a run leaves: ``RunResult`` and its typed ``Event`` records; ``Runner.stream``
   yields them as they happen, with ``TextDelta`` pieces (the ``on_delta`` hook sees each);
-- sessions: the versioned ``SessionStore`` protocol, ``InMemorySessions``, ``Transcript``;
+- pause and resume: a ``before_tool`` hook's ``Pause`` ends the run ``"paused"`` with
+  ``PendingRequest``s and a ``RunState`` (JSON); ``Runner.resume(state, {id: Approve() |
+  Edit(args) | Reject(message)})`` goes on, in another process too;
+- sessions: the versioned ``SessionStore`` protocol with leases, ``InMemorySessions`` (the
+  default) and ``SQLiteSessionStore`` (one file, shared by processes), ``Transcript``;
 - durable runs: ``DurableRunner`` runs an agent as DBOS workflows that survive a crash
   (extra ``hookline[dbos]``); a tool's ``idempotency_key()`` makes its effect happen once;
 - the vocabulary hooks receive (contexts, messages, ``State``, ``StopRun``) is
@@ -24,12 +28,16 @@
 
 from hooks import (
     AgentContext,
+    Approve,
+    Edit,
     HookEvent,
     Invocation,
     Message,
     ModelContext,
     ModelRequest,
     ModelResponse,
+    Pause,
+    Reject,
     State,
     StateKey,
     StopRun,
@@ -44,9 +52,12 @@ from runner._agent import Agent
 from runner._delta import ON_DELTA, AsyncOnDelta, DeltaContext, OnDelta
 from runner._durable import DurableRunner
 from runner._errors import (
+    InvalidDecisions,
     MaxStepsExceeded,
+    ResumeRefused,
     RunnerError,
     ScriptExhausted,
+    SessionBusy,
     SessionConflict,
     ToolArgumentsError,
     UnknownToolError,
@@ -60,6 +71,7 @@ from runner._events import (
     ModelChunk,
     ModelResponseEvent,
     Operation,
+    PauseEvent,
     RetryEvent,
     RunFinishedEvent,
     RunResult,
@@ -87,9 +99,12 @@ from runner._model import (
     StreamingModel,
 )
 from runner._openai import OpenAIChatModel
+from runner._pending import PendingRequest
 from runner._retry import RetryPolicy
 from runner._runner import Runner
+from runner._runstate import RunState
 from runner._sessions import InMemorySessions, Session, SessionStore
+from runner._sqlite import SQLiteSessionStore
 from runner._tools import AsyncTool, FunctionTool, Tool, as_tool
 from runner._transient import is_transient, retry_after
 
@@ -97,6 +112,7 @@ __all__ = [
     "ON_DELTA",
     "Agent",
     "AgentContext",
+    "Approve",
     "AsyncFallbackModel",
     "AsyncModel",
     "AsyncOnDelta",
@@ -105,6 +121,7 @@ __all__ = [
     "AttemptDiscardedEvent",
     "DeltaContext",
     "DurableRunner",
+    "Edit",
     "ErrorEvent",
     "Event",
     "FallbackEvent",
@@ -112,6 +129,7 @@ __all__ = [
     "FunctionTool",
     "HookEvent",
     "InMemorySessions",
+    "InvalidDecisions",
     "Invocation",
     "MaxStepsExceeded",
     "Message",
@@ -125,6 +143,11 @@ __all__ = [
     "OnDelta",
     "OpenAIChatModel",
     "Operation",
+    "Pause",
+    "PauseEvent",
+    "PendingRequest",
+    "Reject",
+    "ResumeRefused",
     "RetryEvent",
     "RetryPolicy",
     "RetryTransient",
@@ -132,13 +155,16 @@ __all__ = [
     "RunFinishedEvent",
     "RunResult",
     "RunStartedEvent",
+    "RunState",
     "RunStatus",
     "Runner",
     "RunnerError",
+    "SQLiteSessionStore",
     "ScriptExhausted",
     "ScriptItem",
     "ScriptedModel",
     "Session",
+    "SessionBusy",
     "SessionConflict",
     "SessionStore",
     "State",

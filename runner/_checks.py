@@ -10,7 +10,14 @@ import math
 from collections.abc import Sequence
 from typing import TypeGuard
 
-__all__ = ["got", "int_at_least", "is_list", "non_negative_float", "positive_int"]
+__all__ = [
+    "got",
+    "int_at_least",
+    "is_list",
+    "non_negative_float",
+    "positive_float",
+    "positive_int",
+]
 
 
 def positive_int(name: str, value: object) -> int:
@@ -45,6 +52,14 @@ def non_negative_float(name: str, value: object) -> float:
         msg = f"{name} must be a finite number >= 0, got {value!r}"
         raise ValueError(msg)
     return value
+
+
+def positive_float(name: str, value: object) -> float:
+    """``value`` if it is a finite int or float > 0 (not a bool); else a clear error."""
+    if non_negative_float(name, value) == 0:
+        msg = f"{name} must be a finite number > 0, got {value!r}"
+        raise ValueError(msg)
+    return non_negative_float(name, value)
 
 
 def is_list(value: object) -> TypeGuard[Sequence[object]]:

@@ -11,8 +11,9 @@ path and leaves the same result as an uninterrupted one:
 - ids derive from the run id and a counter;
 - a retry's wait is drawn in a step (jitter, or what a ``Retry(delay=...)`` asked) and
   slept with ``DBOS.sleep``, which a recovered run does not sleep again;
-- an error is stored and handed back through ``runner._durable_codec``, and the error
-  hooks see the stored copy on the first run too, so they decide alike both times.
+- a step's value or error is stored through ``runner._durable_codec`` (so it loads
+  back whatever its class wants), and the run goes on with the stored copy the first
+  time too, so its hooks see alike and decide alike both times.
 
 The steps run one by one in the run's order (``ordered``): DBOS matches a replayed
 step to its record by its place, and checks the recorded name (``model assistant``,
@@ -141,31 +142,33 @@ class DbosEngine:
     ) -> Outcome[T]:
         """``attempt`` as the step ``name``: its outcome, recorded or replayed.
 
-        The step returns the value with the time it ended, or raises a ``StoredError``
-        (so DBOS shows the step failed) holding the error and that time. A ``StopRun``
-        is stored like any error, and raised again.
+        The step returns the value with the time it ended, stored (``_durable_codec``),
+        or raises a ``StoredError`` (so DBOS shows the step failed) holding the error and
+        that time. What the run goes on with is the stored copy, the first time as on
+        recovery. A ``StopRun`` is stored like any error, and raised again.
         """
 
-        async def body() -> tuple[T, float]:
+        async def body() -> bytes:
             try:
                 outcome = await attempt()
             except StopRun as stop:
                 raise _failed(stop) from None
             if type(outcome) is Success:
-                return outcome.unwrap(), time.time()
+                return dump((outcome.unwrap(), time.time()))
             raise _failed(outcome.failure())
 
         options = StepOptions(name=name)
         try:
             if self._is_async:
-                value, self._now = await DBOS.run_step_async(options, body)
+                blob = await DBOS.run_step_async(options, body)
             else:
-                value, self._now = DBOS.run_step(options, lambda: complete(body()))
+                blob = DBOS.run_step(options, lambda: complete(body()))
         except StoredError as failed:
             error, self._now = load(failed.blob)
             if isinstance(error, StopRun):
                 raise error from None
             return Failure(error)
+        value, self._now = load(blob)
         return Success(value)
 
 

@@ -11,7 +11,7 @@ ended are read off the record, so it goes on from the step that was under way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -23,7 +23,7 @@ from runner._drive import complete
 from runner._durable_codec import StoredError, dump, load, stored
 from runner._durable_engine import DbosEngine
 from runner._events import RunResult
-from runner._sessions import Session
+from runner._sessions import Session, SessionStore
 
 if TYPE_CHECKING:
     from runner._runner import Runner
@@ -139,58 +139,88 @@ async def _run(
     engine = DbosEngine(run_id, is_async=is_async)
     session_id = engine.new_id() if session_id is None else session_id
     store = runner.sessions
-    deferred = _Deferred(
-        await engine.record("session load", partial(store.load, user_id, session_id))
-    )
+    loaded = await engine.record("session load", partial(store.load, user_id, session_id))
+    deferred = _Deferred(store, loaded)
     run = runner._start(
         message,
         user_id,
         session_id,
         (),
         is_async=is_async,
-        engine=engine,
         run_id=run_id,
+        engine=engine,
         sessions=deferred,
     )
     try:
         result = await run.run(runner.agent, message)
     finally:
         runner._finish(run)
-    if deferred.saved is not None:
-        messages, version = deferred.saved
-        save = partial(store.save, user_id, session_id, messages, version=version)
-        await engine.record("session save", save)
+    for name, write in deferred.writes:
+        await engine.record(name, write)
     return result
 
 
 @final
 class _Deferred:
-    """The session store a durable run's loop sees: the recorded session, a save kept for later.
+    """The session store a durable run's loop sees: the session as recorded, writes kept.
 
-    The real load and save are steps of their own, so a run recovered after its save
-    neither saves twice nor continues a history that already holds its own turn.
+    The loop's load is the run's first step; its writes (the session's save, a paused
+    state's) are made after the loop, each a step, so a run recovered after them
+    neither writes twice nor continues a history that already holds its own turn.
+    Leases are the store's own: the run takes its session's lease as its run id, the
+    same on recovery.
     """
 
-    __slots__ = ("loaded", "saved")
+    __slots__ = ("loaded", "store", "writes")
 
-    def __init__(self, loaded: Session) -> None:
+    def __init__(self, store: SessionStore, loaded: Session) -> None:
+        self.store = store
         self.loaded = loaded
-        self.saved: tuple[Sequence[Message], int] | None = None
+        self.writes: list[tuple[str, Callable[[], object]]] = []
 
     def load(self, user_id: str, session_id: str, /) -> Session:
         """The session as the run's first step recorded it."""
         return self.loaded
 
     def save(
-        self, user_id: str, session_id: str, messages: Sequence[Message], /, *, version: int
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message],
+        /,
+        *,
+        version: int,
+        state: Mapping[str, Any] | None = None,
     ) -> int:
-        """Keep ``messages`` for the save step after the loop."""
-        self.saved = (messages, version)
+        """Keep the save for its step after the loop."""
+        save = partial(self.store.save, user_id, session_id, messages, version=version, state=state)
+        self.writes.append(("session save", save))
         return version + 1
 
+    def save_paused(self, run_id: str, user_id: str, session_id: str, state_json: str, /) -> None:
+        """Keep the paused state's save for its step after the loop."""
+        save = partial(self.store.save_paused, run_id, user_id, session_id, state_json)
+        self.writes.append(("paused save", save))
+
+    def delete_paused(self, run_id: str, /) -> None:
+        """Keep the paused state's deletion for its step after the loop."""
+        self.writes.append(("paused delete", partial(self.store.delete_paused, run_id)))
+
+    def load_paused(self, run_id: str, /) -> str | None:
+        """The store's."""
+        return self.store.load_paused(run_id)
+
     def delete(self, user_id: str, session_id: str, /) -> None:
-        """Not used by a run."""
-        raise NotImplementedError
+        """The store's."""
+        self.store.delete(user_id, session_id)
+
+    def acquire(self, user_id: str, session_id: str, /, *, owner: str, ttl: float) -> None:
+        """The store's."""
+        self.store.acquire(user_id, session_id, owner=owner, ttl=ttl)
+
+    def release(self, user_id: str, session_id: str, /, *, owner: str) -> None:
+        """The store's."""
+        self.store.release(user_id, session_id, owner=owner)
 
 
 def _result(get: Callable[[], bytes]) -> RunResult:

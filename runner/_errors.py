@@ -9,6 +9,9 @@
           +-- MaxStepsExceeded (also RuntimeError)    a run took more model turns than allowed
           +-- ScriptExhausted (also LookupError)      a ScriptedModel ran out of answers
           +-- SessionConflict (also RuntimeError)     another run saved the session first
+          +-- ResumeRefused (also RuntimeError)       a RunState that cannot go on here
+          +-- InvalidDecisions (also ValueError)      resume's decisions don't fit its requests
+          +-- SessionBusy (also RuntimeError)         another run holds the session's lease
 
 Tool errors reach ``on_tool_error`` like any exception a tool raises; unrecovered,
 they become an error ``ToolResult`` the model sees.
@@ -21,9 +24,12 @@ from typing import final
 from hooks import HookError
 
 __all__ = [
+    "InvalidDecisions",
     "MaxStepsExceeded",
+    "ResumeRefused",
     "RunnerError",
     "ScriptExhausted",
+    "SessionBusy",
     "SessionConflict",
     "ToolArgumentsError",
     "UnknownToolError",
@@ -98,4 +104,72 @@ class SessionConflict(RunnerError, RuntimeError):
             f"session {session_id!r} of user {user_id!r} was saved by another run "
             f"(version {found}) since this run loaded it (version {expected}); "
             "this run's turn was not saved"
+        )
+
+
+@final
+class ResumeRefused(RunnerError, RuntimeError):
+    """A ``RunState`` that cannot go on here: not paused, resumed already, or bound to
+    agents and tools this runner does not have. ``run_id`` names the run."""
+
+    def __init__(self, run_id: str, problem: str) -> None:
+        self.run_id = run_id
+        self.problem = problem
+        super().__init__(f"run {run_id!r} cannot be resumed: {problem}")
+
+    @classmethod
+    def moved_on(cls, run_id: str, found: int, expected: int) -> ResumeRefused:
+        """The session was saved since the run paused (it was resumed, or another run ran)."""
+        return cls(
+            run_id,
+            f"its session is at version {found}, not the version {expected} it paused on: "
+            "the run was resumed already, or another run used the session since",
+        )
+
+
+@final
+class InvalidDecisions(RunnerError, ValueError):
+    """``resume``'s decisions do not fit the paused run's requests: ``missing`` request ids
+    got no decision, ``unknown`` ones name no request, ``wrong`` got no ``Decision``."""
+
+    def __init__(
+        self,
+        run_id: str,
+        *,
+        missing: tuple[str, ...] = (),
+        unknown: tuple[str, ...] = (),
+        wrong: tuple[str, ...] = (),
+    ) -> None:
+        self.run_id = run_id
+        self.missing = missing
+        self.unknown = unknown
+        self.wrong = wrong
+        parts: list[str] = []
+        if missing:
+            parts.append(f"no decision for pending request(s) {', '.join(missing)}")
+        if unknown:
+            parts.append(f"decision(s) for unknown request(s) {', '.join(unknown)}")
+        if wrong:
+            parts.append(
+                f"request(s) {', '.join(wrong)} got something other than "
+                "Approve(), Edit(args) or Reject(message)"
+            )
+        super().__init__(f"run {run_id!r}: {'; '.join(parts)}")
+
+
+@final
+class SessionBusy(RunnerError, RuntimeError):
+    """A run could not take the session's lease: run ``holder`` (another owner) holds it.
+
+    The store enforces one run per session at a time, across runners and processes; a
+    lease its holder never released (a process that died) expires after its ttl.
+    """
+
+    def __init__(self, user_id: str, session_id: str, *, holder: str) -> None:
+        self.user_id = user_id
+        self.session_id = session_id
+        self.holder = holder
+        super().__init__(
+            f"session {session_id!r} of user {user_id!r} is busy: run {holder!r} holds its "
+            "lease; a session takes one run at a time (try again when that run has ended)"
         )

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from hooks import Message, ModelRequest, ModelResponse, ToolCall, ToolResult, Usage
+from runner._pending import PendingRequest
+from runner._runstate import RunState
 
 __all__ = [
     "AttemptDiscardedEvent",
@@ -18,6 +18,7 @@ __all__ = [
     "ModelChunk",
     "ModelResponseEvent",
     "Operation",
+    "PauseEvent",
     "RetryEvent",
     "RunFinishedEvent",
     "RunResult",
@@ -36,8 +37,9 @@ __all__ = [
 Operation: TypeAlias = Literal["model", "tool", "agent"]
 """What an error, a retry or a fallback happened to."""
 
-RunStatus: TypeAlias = Literal["completed", "stopped"]
-"""How a run ended: ``"completed"`` with an answer, or ``"stopped"`` by a ``StopRun``."""
+RunStatus: TypeAlias = Literal["completed", "stopped", "paused"]
+"""How a run ended: ``"completed"`` with an answer, ``"stopped"`` by a ``StopRun``, or
+``"paused"`` waiting for decisions on calls a ``before_tool`` hook paused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +152,13 @@ class StopEvent(_Record):
     reason: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PauseEvent(_Record):
+    """A ``before_tool`` hook paused a call; ``request`` is what the run waits for."""
+
+    request: PendingRequest
+
+
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of the model's text as it is generated.
@@ -195,21 +204,28 @@ Event: TypeAlias = (
     | FallbackEvent
     | AttemptDiscardedEvent
     | StopEvent
+    | PauseEvent
 )
-"""Any event record; ``match`` on it is exhaustive over the eleven kinds."""
+"""Any event record; ``match`` on it is exhaustive over the twelve kinds."""
+
+
+_EMPTY_STATE = RunState({}, "", "", "", "", "completed")
 
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """The end of a run.
 
-    ``output`` is the final answer's text (``""`` when stopped before one),
-    ``status`` is ``"completed"`` or ``"stopped"`` (then ``stop_reason`` says why),
+    ``output`` is the final answer's text (``""`` when stopped or paused before one),
+    ``status`` is ``"completed"``, ``"stopped"`` (then ``stop_reason`` says why) or
+    ``"paused"`` (then ``pending`` holds the requests it waits for, and ``state`` is
+    what ``Runner.resume`` takes, also as ``state.to_json()``),
     ``events`` is the run's record in order, ``session_id`` continues the
     conversation in a later ``run``, ``run_id`` names the run (observers see it in
-    ``HookEvent.run_id``), ``state`` is a read-only snapshot of the invocation
-    state at the end of the run and ``usage`` the tokens of every model call that
-    answered, sub-agents' included (zero when the models do not say).
+    ``HookEvent.run_id``), ``state`` is the ``RunState``: read as a mapping, a
+    read-only snapshot of the invocation state at the end of the run; ``usage`` the
+    tokens of every model call that answered, sub-agents' included (zero when the
+    models do not say). A resumed run's ``events`` are those since it resumed.
     """
 
     output: str
@@ -219,8 +235,9 @@ class RunResult:
     session_id: str = ""
     response: ModelResponse | None = None
     run_id: str = ""
-    state: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    state: RunState = field(default_factory=lambda: _EMPTY_STATE)
     usage: Usage = field(default_factory=Usage)
+    pending: tuple[PendingRequest, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

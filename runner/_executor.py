@@ -18,6 +18,7 @@ run). Only ``StopRun``, which ends the run, is raised.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import json
 import secrets
@@ -184,12 +185,20 @@ async def _called(settings: Settings, fn: Callable[[A], Any], arg: A) -> Outcome
     """``fn(arg)`` as an outcome: inline in a sync run, on the thread pool in an async one."""
     if settings.is_async:
         loop = asyncio.get_running_loop()
-        outcome = await loop.run_in_executor(settings.pool(), _caught, fn, arg)
+        if settings.telemetry is None:
+            outcome = await loop.run_in_executor(settings.pool(), _caught, fn, arg)
+        else:  # the span under way stays current on the thread, for spans made there
+            context = contextvars.copy_context()
+            outcome = await loop.run_in_executor(settings.pool(), _within, context, fn, arg)
     else:
         outcome = _caught(fn, arg)
     if type(outcome) is Failure and isinstance(outcome.failure(), StopRun):
         raise outcome.failure()
     return outcome
+
+
+def _within(context: contextvars.Context, fn: Callable[[A], Any], arg: A) -> Outcome[Any]:
+    return context.run(_caught, fn, arg)
 
 
 def _caught(fn: Callable[[A], Any], arg: A) -> Outcome[Any]:

@@ -12,6 +12,9 @@ first through ``before_X`` again when the retry changed what will run) -> ``afte
   delay) and fallback too, so a run explains itself without an observer.
 - The retry budget (``RetryPolicy.max_attempts``) is counted here; a spent budget
   passes the last error on with a note, never loops.
+- A ``Pause`` from ``before_tool`` raises ``CallPaused`` for the tool call to turn
+  into a pending request; a human's ``Reject`` that the guards let through stands in
+  for the call as a halt does.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ from hooks import (
     ModelContext,
     ModelResponse,
     Outcome,
+    PausablePoint,
+    Pause,
+    Reject,
     Retry,
     Success,
     ToolContext,
@@ -59,7 +65,7 @@ from runner._plan import Plan
 from runner._record import Record
 from runner._settings import Settings
 
-__all__ = ["MODEL", "TOOL", "Operation", "guarded"]
+__all__ = ["MODEL", "TOOL", "CallPaused", "Operation", "guarded"]
 
 C = TypeVar("C", ModelContext, ToolContext)
 T = TypeVar("T", ModelResponse, ToolResult)
@@ -70,12 +76,27 @@ class Operation(Generic[C, T]):
     """A kind of guarded operation: its hook points, what runs, how an attempt is recorded."""
 
     name: Literal["model", "tool"]
-    before: BeforePoint[C, T]
+    before: BeforePoint[C, T] | PausablePoint[C, T]
     after: AfterPoint[C, T]
     on_error: ErrorPoint[C, T]
     wrap: WrapPoint[C, T]
     subject: Callable[[C], object]  # what runs, compared by value to tell a changed retry
     attempted: Callable[[Plan, C], Event]
+    refused: Callable[[C], T | None]  # what stands in for an operation a human refused
+
+
+class CallPaused(Exception):  # a signal, caught by the tool call, never seen
+    """A ``before_tool`` hook paused the call: ``ctx`` is the call as the guards saw it."""
+
+    def __init__(self, reason: str, ctx: ToolContext) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.ctx = ctx
+
+
+def _rejected(ctx: ToolContext) -> ToolResult | None:
+    decision = ctx.decision
+    return ToolResult(decision.message, is_error=True) if type(decision) is Reject else None
 
 
 MODEL: Operation[ModelContext, ModelResponse] = Operation(
@@ -86,6 +107,7 @@ MODEL: Operation[ModelContext, ModelResponse] = Operation(
     WRAP_MODEL,
     lambda ctx: ctx.request,
     lambda plan, ctx: ModelAttemptEvent(*plan.here(), request=ctx.request, attempt=ctx.attempt),
+    lambda ctx: None,
 )
 TOOL: Operation[ToolContext, ToolResult] = Operation(
     "tool",
@@ -95,6 +117,7 @@ TOOL: Operation[ToolContext, ToolResult] = Operation(
     WRAP_TOOL,
     lambda ctx: ctx.call,
     lambda plan, ctx: ToolAttemptEvent(*plan.here(), call=ctx.call, attempt=ctx.attempt),
+    _rejected,
 )
 
 
@@ -116,17 +139,27 @@ async def guarded(
     match decision:
         case Halt(value):
             return Success(value), ctx
+        case Pause(reason):
+            raise CallPaused(reason, ctx)  # type: ignore[arg-type]  # only before_tool pauses
         case Cont(passed):
             ctx = replace(passed, attempt=1, max_attempts=settings.retry.max_attempts)
         case _:
             assert_never(decision)
+    refused = op.refused(ctx)
+    if refused is not None:
+        return Success(refused), ctx
 
     async def attempt(ctx: C) -> Outcome[T]:
         # Recorded inside the wraps: a wrap calling call_next twice shows two attempts
-        # (the first one's streamed text discarded), a cache's answer none.
+        # (the first one's streamed text discarded), a cache's answer none; and so
+        # traced: a model attempt is a span of its own.
         _discard(plan, record, ctx.attempt, "replaced")
         record.add(op.attempted(plan, ctx))
-        return await execute(ctx)
+        telemetry = settings.telemetry
+        if telemetry is None or op.name == "tool":  # a tool's attempts share the call's span
+            return await execute(ctx)
+        streamed = settings.channel is not None
+        return await telemetry.attempt(plan, ctx, execute(ctx), streamed=streamed)
 
     ended, ctx = await _attempts(settings, plan, op, ctx, attempt=attempt, record=record)
     if isinstance(ended, Halt):  # a changed retry met a guard that halted it
@@ -236,6 +269,8 @@ async def _retry(
     match decision:
         case Halt() as halt:
             return halt, following
+        case Pause(reason):
+            raise CallPaused(reason, following)  # type: ignore[arg-type]  # only before_tool
         case Cont(passed):
             return None, replace(passed, attempt=attempt + 1, max_attempts=budget)
         case _:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, islice
 from typing import Final, SupportsIndex, cast, final, overload
@@ -24,13 +25,20 @@ __all__ = ["Transcript"]
 
 @final
 class _Log:
-    """The append-only list that transcripts view, and the lock that guards its tip."""
+    """The append-only list that transcripts view, and the lock that guards its tip.
 
-    __slots__ = ("items", "lock")
+    A fork names the log it copied from (``origin``) and how many of its first items
+    are that log's very objects (``copied``), so ``common_prefix`` need not compare them.
+    The origin is held weakly: a chain of forks never keeps old logs alive.
+    """
 
-    def __init__(self, items: list[Message]) -> None:
+    __slots__ = ("__weakref__", "copied", "items", "lock", "origin")
+
+    def __init__(self, items: list[Message], origin: _Log | None = None, copied: int = 0) -> None:
         self.items: Final = items
         self.lock: Final = threading.Lock()
+        self.origin: Final = None if origin is None else weakref.ref(origin)
+        self.copied: Final = copied
 
 
 @final
@@ -64,7 +72,7 @@ class Transcript(Sequence[Message]):
             if len(log.items) == self._n:
                 log.items.extend(added)
                 return Transcript._view(self._head, log, self._n + len(added))
-        fork = _Log([*islice(log.items, self._n), *added])
+        fork = _Log([*islice(log.items, self._n), *added], log, self._n)
         return Transcript._view(self._head, fork, len(fork.items))
 
     def append(self, message: Message, /) -> Transcript:
@@ -85,6 +93,23 @@ class Transcript(Sequence[Message]):
         if not self._head:
             return self
         return Transcript._view((), self._log, self._n)
+
+    def common_prefix(self, other: Sequence[Message], /) -> int:
+        """How many first messages ``other`` has in common with this one: the same objects.
+
+        Costs nothing for a transcript grown, cut or forked from this one (or this one
+        from it); any other sequence is compared object by object from the start.
+        """
+        if isinstance(other, Transcript) and other._head == self._head:
+            shared = _shared(self._log, other._log)
+            if shared is not None:
+                return len(self._head) + min(shared, self._n, other._n)
+        count = 0
+        for mine, theirs in zip(self, other, strict=False):  # the shorter one ends it
+            if mine is not theirs:
+                break
+            count += 1
+        return count
 
     def __len__(self) -> int:
         return len(self._head) + self._n
@@ -128,6 +153,18 @@ class Transcript(Sequence[Message]):
 
     def __repr__(self) -> str:
         return f"Transcript({list(self)!r})" if len(self) <= 4 else f"<Transcript of {len(self)}>"
+
+
+def _shared(a: _Log, b: _Log) -> int | None:
+    """How many first items two logs share by construction: one log, or one a fork of the
+    other; ``None`` when neither says."""
+    if a is b:
+        return len(a.items)
+    if b.origin is not None and b.origin() is a:
+        return b.copied
+    if a.origin is not None and a.origin() is b:
+        return a.copied
+    return None
 
 
 def _rebuild(head: tuple[Message, ...], body: tuple[Message, ...]) -> Transcript:

@@ -27,7 +27,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, final
+from typing import Any, ClassVar, Literal, Protocol, final
 
 from hooks import ModelRequest, ModelResponse, ToolCall
 from runner._checks import int_at_least, positive_int
@@ -147,6 +147,11 @@ class ScriptedModel:
         "default",
         "rules",
     )
+
+    provider: ClassVar[str] = "hookline"
+    """Who serves the model, as telemetry names it."""
+    model: ClassVar[str] = "scripted"
+    """The model's name, as telemetry names it (``chat scripted``)."""
 
     def __init__(
         self,

@@ -62,12 +62,14 @@ class StreamReader:
         "_content",
         "_finish",
         "_id",
+        "_model",
         "_refusal",
         "_usage",
     )
 
     def __init__(self) -> None:
         self._id = ""
+        self._model: str | None = None
         self._answered = False
         self._content: list[str] = []
         self._refusal: list[str] = []
@@ -79,6 +81,7 @@ class StreamReader:
     def read(self, chunk: ChatCompletionChunk) -> list[TextDelta | ToolCallDelta]:
         """The deltas ``chunk`` holds for the first choice, in order (often one, or none)."""
         self._id = chunk.id
+        self._model = chunk.model or self._model
         if chunk.usage is not None:
             self._usage = chunk.usage
         out: list[TextDelta | ToolCallDelta] = []
@@ -137,7 +140,8 @@ class StreamReader:
         return call
 
     def response(self) -> ModelResponse:
-        """The whole answer: text, tool calls (arguments parsed), usage and finish reason.
+        """The whole answer: text, tool calls (arguments parsed), usage, finish reason and
+        the model that answered.
 
         Text is the content, else the refusal, as unstreamed. A call that came without an
         id gets ``call_<n>``, its position. A stream that held no choice is a ``ValueError``.
@@ -157,4 +161,5 @@ class StreamReader:
             ),
             usage_of(self._usage),
             self._finish,
+            self._model,
         )

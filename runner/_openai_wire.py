@@ -93,7 +93,8 @@ def to_tools(specs: Sequence[ToolSpec]) -> list[ChatCompletionFunctionToolParam]
 
 
 def from_completion(completion: ChatCompletion) -> ModelResponse:
-    """The first choice of ``completion`` as a ``ModelResponse``, with the call's usage.
+    """The first choice of ``completion`` as a ``ModelResponse``, with the call's usage and
+    the model that answered.
 
     Text is the message's ``content`` (its ``refusal`` when the model refused, ``""``
     when neither). A tool call without an id (some local servers) gets ``call_<n>``,
@@ -110,6 +111,7 @@ def from_completion(completion: ChatCompletion) -> ModelResponse:
         tuple(_from_call(call, index) for index, call in enumerate(calls)) if calls else (),
         usage_of(completion.usage),
         choice.finish_reason,
+        completion.model or None,
     )
 
 

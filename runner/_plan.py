@@ -3,7 +3,9 @@
 ``Plan.before`` / ``after`` / ``on_error`` are the runner's only calls into hook
 dispatch: ``run_*`` for a chain with no async method, ``arun_*`` for one with, the
 run's ``DispatchPolicy`` on every call. With observers, each dispatch is timed and
-traced and told to them as a ``HookEvent`` naming the callback that decided.
+traced and told to them as a ``HookEvent`` naming the callback that decided; in a
+traced run whose span records, each is told to the run's ``Telemetry`` too, which
+makes a decision an event on the span the dispatch guards.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Coroutine
 from time import perf_counter
-from typing import Any, Final, TypeVar, final
+from typing import Any, Final, TypeVar, final, overload
 
 from hooks import (
     AFTER_AGENT,
@@ -40,6 +42,9 @@ from hooks import (
     Message,
     Outcome,
     OutcomeTag,
+    PausablePoint,
+    PausableResult,
+    Pause,
     Retry,
     StopRun,
     Success,
@@ -85,6 +90,7 @@ POINTS: Final = (
 _TAGS: Final[dict[type, OutcomeTag]] = {
     Cont: "cont",
     Halt: "halt",
+    Pause: "pause",
     Success: "success",
     Failure: "failure",
     Retry: "retry",
@@ -110,6 +116,8 @@ class Plan:
         "shown",
         "streamed",
         "system",
+        "telemetry",
+        "traced",
         "wrapped",
     )
 
@@ -123,6 +131,10 @@ class Plan:
         self.policy: Final = settings.policy
         self.is_async: Final = settings.is_async
         self.clock: Final = settings.engine.now  # records are stamped by the run's engine
+        self.telemetry: Final = settings.telemetry
+        # Whether the agent's span records (its telemetry says so when the turn starts):
+        # only then is each dispatch traced, to make decisions events on spans.
+        self.traced = False
         self.shown = 0  # deltas streamed for the model attempt under way
         self.streamed: list[str] = []  # the text the model streamed in that attempt
         self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
@@ -145,10 +157,16 @@ class Plan:
         """Where and when, the first fields of every event record."""
         return self.agent.name, self.branch, self.clock()
 
-    async def before(self, point: BeforePoint[C, T], ctx: C) -> BeforeResult[C, T]:
+    @overload
+    async def before(self, point: PausablePoint[C, T], ctx: C) -> PausableResult[C, T]: ...
+    @overload
+    async def before(self, point: BeforePoint[C, T], ctx: C) -> BeforeResult[C, T]: ...
+    async def before(
+        self, point: BeforePoint[C, T] | PausablePoint[C, T], ctx: C
+    ) -> PausableResult[C, T]:
         """Dispatch a before point; observers are told how it ended."""
         awaits = point.name in self.awaiting
-        if not self.observers:
+        if not self.observers and not self.traced:
             if awaits:
                 return await arun_before(self.compiled, point, ctx, policy=self.policy)
             return run_before(self.compiled, point, ctx, policy=self.policy)
@@ -169,7 +187,7 @@ class Plan:
     async def after(self, point: AfterPoint[C, T], outcome: Outcome[T], ctx: C) -> Outcome[T]:
         """Dispatch an after point; observers are told how it ended."""
         awaits = point.name in self.awaiting
-        if not self.observers:
+        if not self.observers and not self.traced:
             if awaits:
                 return await arun_after(self.compiled, point, outcome, ctx, policy=self.policy)
             return run_after(self.compiled, point, outcome, ctx, policy=self.policy)
@@ -195,7 +213,7 @@ class Plan:
     ) -> ErrorResult[C, T]:
         """Dispatch an error point; observers are told how it ended and what failed."""
         awaits = point.name in self.awaiting
-        if not self.observers:
+        if not self.observers and not self.traced:
             if awaits:
                 return await arun_on_error(self.compiled, point, failure, ctx, policy=self.policy)
             return run_on_error(self.compiled, point, failure, ctx, policy=self.policy)
@@ -214,7 +232,8 @@ class Plan:
             raise
         # A recovery still tells observers what it recovered from.
         error = result.failure() if type(result) is Failure else failure.failure()
-        await self._observe(point.name, start, trace, ctx, outcome=_TAGS[type(result)], error=error)
+        tag = _TAGS[type(result)]
+        await self._observe(point.name, start, trace, ctx, outcome=tag, error=error, result=result)
         return result
 
     async def wrap(
@@ -229,7 +248,7 @@ class Plan:
         the wraps as a ``BaseException`` they let through, and raised here as itself.
         """
         carried = Carrier(operation)
-        trace = Trace() if self.observers else None
+        trace = Trace() if self.observers or self.traced else None
         start = perf_counter()
         try:
             if self.is_async:
@@ -263,8 +282,13 @@ class Plan:
         *,
         outcome: OutcomeTag,
         error: BaseException | None,
+        result: object = None,
     ) -> None:
         duration = perf_counter() - start
+        if self.traced and self.telemetry is not None:
+            self.telemetry.hook(point, outcome, trace, ctx=ctx, error=error, result=result)
+        if not self.observers:
+            return
         call = ctx.call if isinstance(ctx, ToolContext) else None
         event = HookEvent(
             point=point,

@@ -3,36 +3,59 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import threading
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from operator import is_
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 from hooks import (
     CompiledCallbacks,
+    Decision,
     DispatchPolicy,
     Message,
     compile_callbacks,
 )
 from runner._agent import Agent
-from runner._checks import positive_int
+from runner._checks import positive_float, positive_int
 from runner._drive import complete
 from runner._events import RunFinishedEvent, RunResult, RunStartedEvent, StreamEvent
 from runner._executor import IN_PROCESS, Engine
+from runner._leases import RunLease
 from runner._readiness import ready_for_async, ready_for_sync
+from runner._resume import checked_decisions
 from runner._retry import RetryPolicy
+from runner._runstate import RunState
 from runner._sessions import InMemorySessions, SessionStore
 from runner._settings import Settings
 from runner._stream import Channel
+from runner._trampoline import Outcome, trampoline
 from runner._turns import Run
+
+if TYPE_CHECKING:  # the extra hookline[otel]; imported at run time only when given
+    from opentelemetry.trace import TracerProvider
+
+    from runner._telemetry import Telemetry
 
 __all__ = ["Runner"]
 
+logger: Final = logging.getLogger("runner")
+
 _COMBINED_SIZE: Final = 64
 _DEFAULT_POLICY: Final = DispatchPolicy()
+_STORE_METHODS: Final = (
+    "load",
+    "save",
+    "delete",
+    "acquire",
+    "release",
+    "save_paused",
+    "load_paused",
+    "delete_paused",
+)
 
 
 @final
@@ -42,11 +65,21 @@ class Runner:
     ``callbacks`` apply to every agent of every run, before each agent's own;
     ``retry`` bounds retries per operation; ``max_steps`` bounds model turns per run;
     ``policy`` is the ``DispatchPolicy`` of every dispatch of every run; ``sessions``
-    keeps conversations by ``(user_id, session_id)`` (in memory by default);
-    ``executor`` runs sync models and tools in ``run_async`` (a thread pool the
-    runner makes when first needed, by default). A thread running a sync tool cannot
-    be stopped: a cancelled run's sync tool runs to its end and holds its worker, so
-    give a runner that cancels often an executor sized for that.
+    keeps conversations by ``(user_id, session_id)`` (in memory by default), and a
+    run holds its session's lease in that store for ``session_lease`` seconds at a
+    time, renewed as it goes (a run on a session another run holds, from any runner
+    or process, fails fast with ``SessionBusy``; make the lease outlast the longest
+    model or tool call); ``executor`` runs sync models and tools in ``run_async`` (a
+    thread pool the runner makes when first needed, by default). A thread running a
+    sync tool cannot be stopped: a cancelled run's sync tool runs to its end and holds
+    its worker, so give a runner that cancels often an executor sized for that.
+
+    ``tracer_provider`` (an OpenTelemetry ``TracerProvider``, extra ``hookline[otel]``;
+    ``opentelemetry.trace.get_tracer_provider()`` for the global one) traces every run
+    after the GenAI semantic conventions: ``invoke_agent``, ``chat`` and
+    ``execute_tool`` spans, each hook decision an event. ``capture_content`` puts
+    messages, tool arguments and results on them; ``None`` reads
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, unset means off.
 
     A context manager: leaving it closes the runner. ``close()`` refuses new runs at
     once and never waits for runs under way: they finish, and what the runner opened
@@ -63,12 +96,14 @@ class Runner:
         "_lock",
         "_owns_executor",
         "_owns_sessions",
+        "_telemetry",
         "agent",
         "callbacks",
         "max_steps",
         "policy",
         "retry",
         "rng",
+        "session_lease",
         "sessions",
     )
 
@@ -83,17 +118,25 @@ class Runner:
         policy: DispatchPolicy = _DEFAULT_POLICY,
         executor: Executor | None = None,
         rng: random.Random | None = None,
+        session_lease: float = 60.0,
+        tracer_provider: TracerProvider | None = None,
+        capture_content: bool | None = None,
     ) -> None:
         # Untyped callers may pass anything: each argument is refused here, not mid-run.
         _check_type("agent", agent, Agent, "Runner drives an Agent")
         _check_type("retry", retry, RetryPolicy, "pass a RetryPolicy(...)")
         _check_type("policy", policy, DispatchPolicy, "pass a DispatchPolicy(...)")
         if sessions is not None:
-            _check_type("sessions", sessions, SessionStore, "with load, save and delete")
+            _check_type("sessions", sessions, SessionStore, _store_hint(sessions))
         if executor is not None:
             _check_type("executor", executor, Executor, "e.g. a ThreadPoolExecutor")
         if rng is not None:
             _check_type("rng", rng, random.Random, "e.g. random.Random(seed)")
+        if capture_content is not None:
+            _check_type("capture_content", capture_content, bool, "True, False or None")
+            if tracer_provider is None:
+                msg = "capture_content is for traced runs: pass tracer_provider=... too"
+                raise ValueError(msg)
         self.agent: Final = agent
         self.callbacks: Final = compile_callbacks(callbacks)
         self.retry: Final = retry
@@ -102,6 +145,7 @@ class Runner:
         self._owns_sessions: Final = sessions is None
         self.sessions: Final[SessionStore] = InMemorySessions() if sessions is None else sessions
         self.rng: Final = rng or random.Random()
+        self.session_lease: Final = positive_float("session_lease", session_lease)
         self._agents: Final = tuple(agent.walk())
         # Each agent's own callbacks, validated once here rather than on every run.
         self._agent_callbacks: Final = {
@@ -118,6 +162,11 @@ class Runner:
         # run count tells close() when the last run has ended.
         self._active: set[tuple[str, str]] = set()
         self._lock: Final = threading.Lock()
+        self._telemetry: Final = (
+            None
+            if tracer_provider is None
+            else _telemetry(tracer_provider, capture_content, self._agents)
+        )
 
     def run(
         self,
@@ -135,15 +184,7 @@ class Runner:
         raised with its own type; a ``StopRun`` ends the run with ``status="stopped"``.
         Raises ``RuntimeError`` inside a running event loop: use ``run_async`` there.
         """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            msg = (
-                "Runner.run() was called inside a running event loop; use await runner.run_async()"
-            )
-            raise RuntimeError(msg)
+        _refuse_inside_loop("run", "run_async")
         run = self._start(message, user_id, session_id, callbacks, is_async=False)
         try:
             return complete(run.run(self.agent, _message(message)))
@@ -166,6 +207,57 @@ class Runner:
         finally:
             self._finish(run)
 
+    def resume(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        *,
+        callbacks: Sequence[object] = (),
+    ) -> RunResult:
+        """Go on with a paused run: ``decisions`` answers each of ``state.pending`` by id.
+
+        The paused calls pass their ``before_tool`` hooks again with the decision in
+        ``ctx.decision``: ``Approve()`` runs the call, ``Edit(args)`` runs it with
+        ``args``, ``Reject(message)`` gives the model an error result instead. Calls that
+        ran before the pause keep their results. ``state`` may come from another process
+        (``RunState.from_json``): agents and tools are bound again by name. Raises
+        ``InvalidDecisions`` unless the decisions answer exactly the pending requests,
+        ``ResumeRefused`` when the state cannot go on (not paused; resumed already or the
+        session used since; an agent or tool this runner lacks).
+        """
+        _refuse_inside_loop("resume", "resume_async")
+        state, every = checked_decisions(self.agent, state, decisions)
+        run = self._resumed(state, every, callbacks, is_async=False)
+        try:
+            return complete(run.resume(self.agent, state))
+        finally:
+            self._finish(run)
+
+    def paused(self, run_id: str) -> RunState | None:
+        """The state of paused run ``run_id`` as the session store keeps it, or ``None``.
+
+        A run that pauses leaves its state in the store (with ``SQLiteSessionStore``, for
+        any process on the same file) until a resume ends it.
+        """
+        _check_id("run_id", run_id)
+        text = self.sessions.load_paused(run_id)
+        return None if text is None else RunState.from_json(text)
+
+    async def resume_async(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        *,
+        callbacks: Sequence[object] = (),
+    ) -> RunResult:
+        """``resume`` for async code, as ``run_async`` is ``run``'s."""
+        state, every = checked_decisions(self.agent, state, decisions)
+        run = self._resumed(state, every, callbacks, is_async=True)
+        try:
+            return await run.resume(self.agent, state)
+        finally:
+            self._finish(run)
+
     async def stream(
         self,
         message: str | Message,
@@ -181,32 +273,27 @@ class Runner:
         (an ``AttemptDiscardedEvent`` says when streamed text turned out not to be the
         answer); ``RunFinishedEvent`` last, its ``result`` the ``RunResult`` (whose
         ``events`` are the stream's events without the deltas, start and finish). An
-        unrecovered error is raised after the events that led to it. A consumer that
-        stops iterating (``break``, then ``aclose()``; or cancellation) cancels the run:
-        nothing is saved to the session.
+        unrecovered error is raised after the events that led to it. The run goes on
+        only as the consumer reads (it runs inside the consumer's task, stepped by the
+        stream): a slow consumer slows it. A consumer that stops iterating (``break``,
+        then ``aclose()``; or cancellation) cancels the run: nothing is saved to the
+        session, and ``aclose()`` returns once the run has ended.
         """
         channel = Channel()
         run = self._start(message, user_id, session_id, callbacks, is_async=True, channel=channel)
-
-        async def drive() -> RunResult:
-            try:
-                return await run.run(self.agent, _message(message))
-            finally:
-                channel.close()
-
-        task = asyncio.ensure_future(drive())
+        outcome: Outcome[RunResult] = Outcome()
+        steps = trampoline(lambda: run.run(self.agent, _message(message)), channel, outcome)
         try:
             yield RunStartedEvent(
                 run_id=run.id, session_id=run.session_id, agent=self.agent.name, time=time.time()
             )
-            while batch := await channel.batch():
-                for item in batch:
+            async for items in steps:
+                for item in items:
                     yield item
-            yield RunFinishedEvent(result=await task, time=time.time())
+            assert outcome.value is not None  # the run returned: its result is there
+            yield RunFinishedEvent(result=outcome.value, time=time.time())
         finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+            await steps.aclose()  # an unfinished run is cancelled and driven to its end
             self._finish(run)
 
     def close(self) -> None:
@@ -249,20 +336,24 @@ class Runner:
         *,
         is_async: bool,
         channel: Channel | None = None,
-        engine: Engine = IN_PROCESS,
         run_id: str | None = None,
+        engine: Engine = IN_PROCESS,
         sessions: SessionStore | None = None,
     ) -> Run:
-        """A run, claimed on its session; a durable runner gives its engine, id and sessions."""
+        """A run, claimed on its session and its lease; ``resume`` gives the run id, a durable
+        runner the engine, the id and the store the loop sees."""
         _message(message)  # refused before anything is claimed
         _check_id("user_id", user_id)
         if session_id is not None:
             _check_id("session_id", session_id)
         table = self._callbacks_for(compile_callbacks(callbacks), check_sync=not is_async)
+        run_id = engine.new_id() if run_id is None else run_id
+        session_id = engine.new_id() if session_id is None else session_id
+        lease = RunLease(self.sessions, user_id, session_id, owner=run_id, ttl=self.session_lease)
         run = Run(
-            run_id=engine.new_id() if run_id is None else run_id,
+            run_id=run_id,
             user_id=user_id,
-            session_id=engine.new_id() if session_id is None else session_id,
+            session_id=session_id,
             compile=lambda agent: table[id(agent)],
             settings=Settings(
                 retry=self.retry,
@@ -273,8 +364,10 @@ class Runner:
                 rng=self.rng,
                 engine=engine,
                 channel=channel,
+                telemetry=self._telemetry,
             ),
             sessions=self.sessions if sessions is None else sessions,
+            lease=lease,
         )
         key = (run.user_id, run.session_id)
         with self._lock:
@@ -286,9 +379,45 @@ class Runner:
                 )
                 raise RuntimeError(msg)
             self._active.add(key)
+        try:  # the store's lease: no other runner or process may run the session meanwhile
+            lease.acquire()
+        except BaseException:
+            self._finish(run, held=False)
+            raise
         return run
 
-    def _finish(self, run: Run) -> None:
+    def _resumed(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        callbacks: Sequence[object],
+        *,
+        is_async: bool,
+    ) -> Run:
+        frame = state.frame
+        assert frame is not None  # checked_decisions refused any other state
+        run = self._start(
+            frame.message,
+            state.user_id,
+            state.session_id,
+            callbacks,
+            is_async=is_async,
+            run_id=state.run_id,
+        )
+        run.decisions = decisions
+        return run
+
+    def _finish(self, run: Run, *, held: bool = True) -> None:
+        if held:
+            try:
+                run.lease.release()
+            except Exception:  # the lease expires by itself: the run's own outcome stands
+                logger.exception(
+                    "could not release the lease of run %s on session %r; it expires in %gs",
+                    run.id,
+                    run.session_id,
+                    run.lease.ttl,
+                )
         with self._lock:
             self._active.discard((run.user_id, run.session_id))
             last = self._closed and not self._active
@@ -346,16 +475,40 @@ class Runner:
             raise RuntimeError(msg)
 
 
+def _telemetry(
+    provider: object, capture_content: bool | None, agents: Sequence[Agent]
+) -> Telemetry:
+    """The runs' spans; OpenTelemetry is imported here, when a provider is given."""
+    from runner._telemetry import Telemetry
+
+    return Telemetry(provider, capture_content=capture_content, agents=agents)
+
+
 def _check_type(name: str, value: object, expected: type, hint: str) -> None:
     if not isinstance(value, expected):
         msg = f"{name} must be a {expected.__name__}, got {type(value).__name__}; {hint}"
         raise TypeError(msg)
 
 
+def _store_hint(store: object) -> str:
+    missing = [name for name in _STORE_METHODS if not callable(getattr(store, name, None))]
+    return f"a store has {', '.join(_STORE_METHODS)}; this one has no {', '.join(missing)}"
+
+
 def _check_id(name: str, value: object) -> None:
     if not isinstance(value, str) or not value:
         msg = f"{name} must be a non-empty str, got {type(value).__name__} {value!r}"
         raise (TypeError if not isinstance(value, str) else ValueError)(msg)
+
+
+def _refuse_inside_loop(name: str, instead: str) -> None:
+    """A sync entry point cannot block a running event loop: say which one to await."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    msg = f"Runner.{name}() was called inside a running event loop; use await runner.{instead}()"
+    raise RuntimeError(msg)
 
 
 def _message(message: str | Message) -> Message:

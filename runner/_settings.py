@@ -15,6 +15,7 @@ from runner._stream import Channel
 
 if TYPE_CHECKING:
     from runner._executor import Engine
+    from runner._telemetry import Telemetry  # only a run given a tracer provider imports it
 
 __all__ = ["Meter", "Settings"]
 
@@ -41,6 +42,8 @@ class Settings:
 
     ``engine`` executes the run's model and tool attempts and is its only source of
     time, ids and retry waits (``runner._executor``): the in-process one, or a durable one.
+    ``channel`` and ``telemetry`` are where a streamed run's deltas and a traced run's
+    spans go.
     """
 
     retry: RetryPolicy
@@ -52,6 +55,7 @@ class Settings:
     engine: Engine
     meter: Meter = field(default_factory=Meter)
     channel: Channel | None = None  # a streamed run's: deltas and events as they happen
+    telemetry: Telemetry | None = None  # a traced run's: its spans (Runner(tracer_provider=...))
 
     async def delay(self, attempt: int, requested: float | None) -> float:
         """The wait after failed attempt ``attempt``: the policy's, or a ``Retry``'s, capped."""

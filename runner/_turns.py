@@ -12,7 +12,9 @@ call { guarded tool call } } -> ``after_agent`` (the guarded operation: ``_guard
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import replace
+from types import MappingProxyType
 from typing import Any, Final, TypeVar, assert_never, final
 
 from hooks import (
@@ -21,6 +23,8 @@ from hooks import (
     AgentContext,
     CompiledCallbacks,
     Cont,
+    Decision,
+    Edit,
     Failure,
     Halt,
     Invocation,
@@ -38,10 +42,16 @@ from hooks import (
 )
 from runner._agent import Agent
 from runner._arguments import UnparsedArguments
-from runner._errors import MaxStepsExceeded, ToolArgumentsError, UnknownToolError
+from runner._errors import (
+    MaxStepsExceeded,
+    ResumeRefused,
+    ToolArgumentsError,
+    UnknownToolError,
+)
 from runner._events import (
     ErrorEvent,
     ModelResponseEvent,
+    PauseEvent,
     RunResult,
     RunStatus,
     StopEvent,
@@ -49,11 +59,14 @@ from runner._events import (
     ToolResultEvent,
     UserMessageEvent,
 )
-from runner._guarded import MODEL, TOOL, guarded
+from runner._guarded import MODEL, TOOL, CallPaused, guarded
 from runner._history import Transcript
+from runner._leases import RunLease
+from runner._pending import BatchPaused, Frame, Held, PendingRequest, TurnPaused, request_id
 from runner._plan import Plan
 from runner._record import Record
-from runner._sessions import SessionStore
+from runner._runstate import RunState
+from runner._sessions import Session, SessionStore
 from runner._settings import Settings
 
 __all__ = ["Run"]
@@ -78,7 +91,9 @@ class Run:
     __slots__ = (
         "_plans",
         "compile",
+        "decisions",
         "id",
+        "lease",
         "record",
         "session_id",
         "sessions",
@@ -97,6 +112,7 @@ class Run:
         compile: Callable[[Agent], CompiledCallbacks],
         settings: Settings,
         sessions: SessionStore,
+        lease: RunLease,
     ) -> None:
         self.id: Final = run_id
         self.user_id: Final = user_id
@@ -104,9 +120,12 @@ class Run:
         self.compile: Final = compile
         self.settings: Final = settings
         self.sessions: Final = sessions
+        self.lease: Final = lease
         self.state: Final = State()
         self.record: Final = Record(settings.channel)
         self.steps = 0
+        # A resumed run's decisions by request id: the earlier resumes' and this one's.
+        self.decisions: Mapping[str, Decision] = MappingProxyType({})
         self._plans: dict[str, Plan] = {}
 
     def plan(self, agent: Agent, branch: str) -> Plan:
@@ -128,38 +147,105 @@ class Run:
     async def run(self, root: Agent, message: Message) -> RunResult:
         """The whole run: the root agent's turn, the session saved, the result."""
         session = self.sessions.load(self.user_id, self.session_id)
+        self.state.seed(session.state, scope="session")
+        return await self._root_turn(root, session, message, None)
+
+    async def resume(self, root: Agent, state: RunState) -> RunResult:
+        """A paused run, on from where it paused, with ``self.decisions`` for its requests."""
+        session = self.sessions.load(self.user_id, self.session_id)
+        if session.version != state.session_version:
+            raise ResumeRefused.moved_on(state.run_id, session.version, state.session_version)
+        frame = state.frame
+        assert frame is not None  # checked before the run started
+        self.state.seed(session.state, scope="session")
+        # Then the run's own values, as they were at the pause, each in its own scope.
+        scoped = set(state.session_keys)
+        own = state.data.items()
+        self.state.seed({key: value for key, value in own if key in scoped}, scope="session")
+        self.state.seed({key: value for key, value in own if key not in scoped})
+        self.steps = state.steps
+        self.settings.meter.add(state.usage)
+        return await self._root_turn(root, session, frame.message, frame)
+
+    async def _root_turn(
+        self, root: Agent, session: Session, message: Message, frame: Frame | None
+    ) -> RunResult:
         stored = session.messages
         history = _Conversation(stored if isinstance(stored, Transcript) else Transcript(stored))
         try:
-            response = await self.agent_turn(
-                self.plan(root, root.name), message, history, self.record
+            response = await self.turn(
+                self.plan(root, root.name), message, history, self.record, frame
             )
         except StopRun as stop:
             now = self.settings.engine.now()
             self.record.add(StopEvent(root.name, root.name, now, reason=stop.reason))
             self._save(_answered(history.messages), session.version)
-            return self._result("", "stopped", stop.reason, None)
+            return self._result(root, "", "stopped", stop.reason, None)
+        except TurnPaused as paused:
+            # The session stays at the version the state builds on (the turn so far
+            # travels in the state), and the store keeps the state until it is resumed.
+            result = self._result(
+                root, "", "paused", None, None, frame=paused.frame, version=session.version
+            )
+            self.sessions.save_paused(
+                self.id, self.user_id, self.session_id, result.state.to_json()
+            )
+            return result
         self._save(_settled(history.messages), session.version)
-        return self._result(response.text, "completed", None, response)
+        return self._result(root, response.text, "completed", None, response)
+
+    def turn(
+        self,
+        plan: Plan,
+        message: Message,
+        history: _Conversation,
+        record: Record,
+        frame: Frame | None = None,
+    ) -> Awaitable[ModelResponse]:
+        """``agent_turn``; in a traced run, inside its ``invoke_agent`` span."""
+        turn = self.agent_turn(plan, message, history, record, frame)
+        telemetry = self.settings.telemetry
+        return turn if telemetry is None else telemetry.agent(plan, message, turn)
 
     async def agent_turn(
-        self, plan: Plan, message: Message, history: _Conversation, record: Record
+        self,
+        plan: Plan,
+        message: Message,
+        history: _Conversation,
+        record: Record,
+        frame: Frame | None = None,
     ) -> ModelResponse:
-        """``before_agent``, the model/tool loop, ``after_agent``; raises an unrecovered error."""
-        record.add(UserMessageEvent(*plan.here(), message=message))
-        decision = await plan.before(BEFORE_AGENT, AgentContext(plan.invocation, message))
-        match decision:
-            case Halt(response):
-                history.messages = history.messages.extend((message, _assistant(response)))
-                record.add(ModelResponseEvent(*plan.here(), response=response))
-                return response
-            case Cont(ctx):
-                pass
-            case _:
-                assert_never(decision)
+        """``before_agent``, the model/tool loop, ``after_agent``; raises an unrecovered error.
+
+        With ``frame``, the turn goes on from where it paused (``before_agent`` ran then).
+        """
+        base = len(history.messages)
+        if frame is None:
+            record.add(UserMessageEvent(*plan.here(), message=message))
+            decision = await plan.before(BEFORE_AGENT, AgentContext(plan.invocation, message))
+            match decision:
+                case Halt(response):
+                    history.messages = history.messages.extend((message, _assistant(response)))
+                    record.add(ModelResponseEvent(*plan.here(), response=response))
+                    return response
+                case Cont(ctx):
+                    pass
+                case _:
+                    assert_never(decision)
+            history.messages = history.messages.append(ctx.message)
+        else:
+            ctx = AgentContext(plan.invocation, frame.message)
+            history.messages = history.messages.extend(frame.messages)
         # Only the loop's outcome reaches after_agent: an exception a callback raised
         # propagates as it is, never offered to a hook that could swallow it.
-        outcome = await self.loop(plan, ctx.message, history, record)
+        try:
+            outcome = await self.loop(plan, history, record, frame)
+        except BatchPaused as paused:
+            messages = history.messages
+            turn = tuple(messages[index] for index in range(base, len(messages)))
+            raise TurnPaused(
+                paused.frame(plan.agent.name, plan.branch, ctx.message, turn)
+            ) from None
         final = await plan.after(AFTER_AGENT, outcome, ctx)
         match final:
             case Success(response):
@@ -180,15 +266,20 @@ class Run:
                 assert_never(final)
 
     async def loop(
-        self, plan: Plan, message: Message, history: _Conversation, record: Record
+        self, plan: Plan, history: _Conversation, record: Record, frame: Frame | None
     ) -> Outcome[ModelResponse]:
-        """Model turns until one answers without tool calls, or a model call fails."""
+        """Model turns until one answers without tool calls, or a model call fails.
+
+        A resumed turn first finishes the batch of tool calls it paused in.
+        """
         agent = plan.agent
-        history.messages = history.messages.append(message)
+        if frame is not None:
+            await self.batch(plan, frame.calls, history, record, step=frame.step, frame=frame)
         while True:
             self.steps += 1
             if self.steps > self.settings.max_steps:
                 raise MaxStepsExceeded(agent.name, self.settings.max_steps)
+            self.lease.renew()
             request = ModelRequest(history.messages.headed(plan.system), agent.specs)
             outcome, _ = await guarded(
                 self.settings,
@@ -209,15 +300,40 @@ class Run:
             history.messages = history.messages.append(_assistant(response))
             if not response.tool_calls:
                 return outcome
-            results = await self.tool_calls(plan, response.tool_calls, record)
-            history.messages = history.messages.extend(
-                Message("tool", result.content, tool_call_id=call.id, name=call.name)
-                for call, result in zip(response.tool_calls, results, strict=True)
-            )
+            calls = response.tool_calls
+            await self.batch(plan, calls, history, record, step=self.steps, frame=None)
+
+    async def batch(
+        self,
+        plan: Plan,
+        calls: Sequence[ToolCall],
+        history: _Conversation,
+        record: Record,
+        *,
+        step: int,
+        frame: Frame | None,
+    ) -> None:
+        """The tool calls of one model response, their results added to the history.
+
+        When some paused, the others still ran: ``BatchPaused`` carries both.
+        """
+        done = await self.tool_calls(plan, calls, record, step, frame)
+        results = [result for result in done if isinstance(result, ToolResult)]
+        if len(results) != len(done):
+            raise BatchPaused(step, calls, done)
+        history.messages = history.messages.extend(
+            Message("tool", result.content, tool_call_id=call.id, name=call.name)
+            for call, result in zip(calls, results, strict=True)
+        )
 
     async def tool_calls(
-        self, plan: Plan, calls: Sequence[ToolCall], record: Record
-    ) -> list[ToolResult]:
+        self,
+        plan: Plan,
+        calls: Sequence[ToolCall],
+        record: Record,
+        step: int,
+        frame: Frame | None = None,
+    ) -> list[ToolResult | Held]:
         """Run the calls of one response: one by one, or concurrently in an async run.
 
         An ordered engine (a durable run's) takes them one by one in async runs too.
@@ -227,10 +343,10 @@ class Run:
         """
         settings = self.settings
         if not settings.is_async or settings.engine.ordered or len(calls) == 1:
-            return [await self.tool_call(plan, call, record) for call in calls]
+            return [await self.tool_call(plan, call, record, step, frame) for call in calls]
         records = [record.child() for _ in calls]
         tasks = [
-            asyncio.ensure_future(self.tool_call(plan, call, own))
+            asyncio.ensure_future(self.tool_call(plan, call, own, step, frame))
             for call, own in zip(calls, records, strict=True)
         ]
         try:
@@ -250,17 +366,52 @@ class Run:
             for own in records:
                 record.take(own)
 
-    async def tool_call(self, plan: Plan, call: ToolCall, record: Record) -> ToolResult:
-        """One tool call with its hooks; an unrecovered error becomes an error result."""
+    async def tool_call(
+        self, plan: Plan, call: ToolCall, record: Record, step: int, frame: Frame | None = None
+    ) -> ToolResult | Held:
+        """One tool call with its hooks; an unrecovered error becomes an error result.
+
+        A call a ``before_tool`` hook paused, or whose sub-agent paused, is ``Held``. In a
+        resumed turn a call that ran before the pause keeps its result, and a paused one
+        passes its guards again with the human's decision in ``ctx.decision``.
+        """
+        decision: Decision | None = None
+        child: Frame | None = None
+        if frame is not None:
+            ran = frame.results.get(call.id)
+            if ran is not None:
+                return ran
+            request = frame.requests.get(call.id)
+            decision = None if request is None else self.decisions[request.id]
+            child = frame.children.get(call.id)
+            if type(decision) is Edit:
+                call = replace(call, args=decision.args)
         record.add(ToolCallEvent(*plan.here(), call=call))
-        outcome, ctx = await guarded(
+        operation = guarded(
             self.settings,
             plan,
             TOOL,
-            ToolContext(plan.invocation, call),
-            execute=lambda ctx: self._tool(plan, ctx, record),
+            ToolContext(plan.invocation, call, decision=decision),
+            execute=lambda ctx: self._tool(plan, ctx, record, child),
             record=record,
         )
+        telemetry = self.settings.telemetry  # traced: inside the call's execute_tool span
+        try:
+            outcome, ctx = await (
+                operation if telemetry is None else telemetry.tool(plan, call, operation)
+            )
+        except CallPaused as paused:
+            request = PendingRequest(
+                request_id(self.id, plan.branch, step, call.id),
+                paused.ctx.call,
+                paused.reason,
+                plan.agent.name,
+                plan.branch,
+            )
+            record.add(PauseEvent(*plan.here(), request=request))
+            return Held(request, None)
+        except TurnPaused as inside:  # a sub-agent this call ran paused
+            return Held(None, inside.frame)
         match outcome:
             case Success(result):
                 pass
@@ -276,8 +427,11 @@ class Run:
         model = settings.engine.model
         return lambda ctx: model(settings, plan, ctx)
 
-    async def _tool(self, plan: Plan, ctx: ToolContext, record: Record) -> Outcome[ToolResult]:
-        """One attempt at ``ctx.call``: a tool, or a sub-agent's whole turn."""
+    async def _tool(
+        self, plan: Plan, ctx: ToolContext, record: Record, frame: Frame | None
+    ) -> Outcome[ToolResult]:
+        """One attempt at ``ctx.call``: a tool, or a sub-agent's whole turn (``frame``: the
+        sub-agent's paused turn, when a resumed run goes on inside it)."""
         agent, call = plan.agent, ctx.call
         tool = agent.tools.get(call.name)
         if tool is None:
@@ -295,17 +449,42 @@ class Run:
         # The sub-agent's own hooks had their chance: its unrecovered model error, or a
         # callback's exception, is raised here and fails the whole run, never offered to
         # the parent's tool error hooks as a tool failure.
-        response = await self.agent_turn(
-            sub, Message("user", request), _Conversation(Transcript()), record
-        )
+        message = Message("user", request) if frame is None else frame.message
+        response = await self.turn(sub, message, _Conversation(Transcript()), record, frame)
         return Success(ToolResult(response.text))
 
     def _save(self, messages: Transcript, version: int) -> None:
-        self.sessions.save(self.user_id, self.session_id, messages, version=version)
+        state = self.state.snapshot(scope="session")
+        self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
+        if self.decisions:  # a resumed run that ended: its paused state is done with
+            self.sessions.delete_paused(self.id)
 
     def _result(
-        self, output: str, status: RunStatus, reason: str | None, response: ModelResponse | None
+        self,
+        root: Agent,
+        output: str,
+        status: RunStatus,
+        reason: str | None,
+        response: ModelResponse | None,
+        *,
+        frame: Frame | None = None,
+        version: int = 0,
     ) -> RunResult:
+        usage = self.settings.meter.usage
+        state = RunState(
+            self.state.snapshot(),
+            self.id,
+            root.name,
+            self.user_id,
+            self.session_id,
+            status,
+            version,
+            self.steps,
+            frame,
+            MappingProxyType(dict(self.decisions)),
+            usage,
+            tuple(self.state.snapshot(scope="session")),
+        )
         return RunResult(
             output,
             tuple(self.record.events),
@@ -314,8 +493,9 @@ class Run:
             self.session_id,
             response,
             self.id,
-            self.state.snapshot(),
-            self.settings.meter.usage,
+            state,
+            usage,
+            state.pending,
         )
 
 

@@ -13,9 +13,10 @@ import itertools
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
-from dbos import DBOS
+from dbos import DBOS, StepInfo
 
 from runner import (
     Agent,
@@ -29,6 +30,7 @@ from runner import (
     ToolCall,
     Usage,
 )
+from runner._durable_codec import load
 from tests.runner_helpers import Mode
 
 _names = itertools.count(1)
@@ -129,3 +131,10 @@ def drive_durable(
 def untimed(result: RunResult) -> list[str]:
     """``result``'s events without their times, to compare two runs."""
     return [repr(dataclasses.replace(event, time=0.0)) for event in result.events]
+
+
+def recorded(step: StepInfo) -> Any:
+    """What a durable run's step recorded: its value and the time it ended."""
+    output = step["output"]
+    assert isinstance(output, bytes), step
+    return load(output)

@@ -23,6 +23,7 @@ describes them: ``completion``, ``tool_call``, ``error``; and streams: ``chunk``
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -99,13 +100,14 @@ def chunk(
     finish_reason: str | None = None,
     usage: Mapping[str, Any] | None = None,
     choices: bool = True,
+    model: str = "test-model",
 ) -> dict[str, Any]:
     """A ``chat.completion.chunk``: one choice with ``delta``, or none (``choices=False``)."""
     body: dict[str, Any] = {
         "id": "chatcmpl-stream",
         "object": "chat.completion.chunk",
         "created": 1_700_000_000,
-        "model": "test-model",
+        "model": model,
         "choices": [],
     }
     if choices:
@@ -126,25 +128,27 @@ def as_stream(reply: Reply, size: int = 3) -> Reply:
 
     A first chunk with the role, the text in pieces (mid-word), each tool call as its id
     and name, then its arguments in pieces (mid-token), a chunk with the finish reason,
-    and the usage, if any, in a last chunk with no choices.
+    and the usage, if any, in a last chunk with no choices. Every chunk names the
+    completion's model.
     """
     (choice,) = reply.body["choices"]
     message = choice["message"]
     text: str = message["content"] or ""
-    events = [chunk({"role": "assistant", "content": ""})]
-    events += [chunk({"content": text[at : at + size]}) for at in range(0, len(text), size)]
+    piece = functools.partial(chunk, model=reply.body["model"])
+    events = [piece({"role": "assistant", "content": ""})]
+    events += [piece({"content": text[at : at + size]}) for at in range(0, len(text), size)]
     for index, call in enumerate(message.get("tool_calls") or ()):
         function = call["function"]
         start = {"index": index, "id": call["id"], "type": "function"}
-        events.append(chunk({"tool_calls": [{**start, "function": {"name": function["name"]}}]}))
+        events.append(piece({"tool_calls": [{**start, "function": {"name": function["name"]}}]}))
         arguments: str = function["arguments"]
         events += [
-            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-            for piece in (arguments[at : at + size] for at in range(0, len(arguments), size))
+            piece({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+            for part in (arguments[at : at + size] for at in range(0, len(arguments), size))
         ]
-    events.append(chunk({}, finish_reason=choice["finish_reason"]))
+    events.append(piece({}, finish_reason=choice["finish_reason"]))
     if "usage" in reply.body:
-        events.append(chunk(usage=reply.body["usage"], choices=False))
+        events.append(piece(usage=reply.body["usage"], choices=False))
     return streamed(*events)
 
 

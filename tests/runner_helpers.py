@@ -41,6 +41,7 @@ from runner import (
     ToolContext,
     ToolResult,
 )
+from runner._leases import Leases
 
 E = TypeVar("E")
 
@@ -207,3 +208,34 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
 def sleeper(mode: Mode) -> str:
     """Which sleep a run in ``mode`` waits with."""
     return "time" if mode == "sync" else "asyncio"
+
+
+class LeasesAndPauses:
+    """What a custom store in a test needs beyond its sessions: a lease table, paused runs.
+
+    A test's store subclasses it and writes ``load``, ``save`` and ``delete`` itself.
+    """
+
+    def __init__(self) -> None:
+        self.leases = Leases()
+        self.paused: dict[str, str] = {}
+
+    def acquire(self, user_id: str, session_id: str, /, *, owner: str, ttl: float) -> None:
+        """Take or renew the lease (``runner._leases.Leases``)."""
+        self.leases.acquire(user_id, session_id, owner=owner, ttl=ttl)
+
+    def release(self, user_id: str, session_id: str, /, *, owner: str) -> None:
+        """Drop the lease if ``owner`` holds it."""
+        self.leases.release(user_id, session_id, owner=owner)
+
+    def save_paused(self, run_id: str, user_id: str, session_id: str, state_json: str, /) -> None:
+        """Keep a paused run's state."""
+        self.paused[run_id] = state_json
+
+    def load_paused(self, run_id: str, /) -> str | None:
+        """A paused run's state, or ``None``."""
+        return self.paused.get(run_id)
+
+    def delete_paused(self, run_id: str, /) -> None:
+        """Forget a paused run's state."""
+        self.paused.pop(run_id, None)

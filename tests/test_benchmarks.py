@@ -7,7 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import dispatch, durable, openai_adapter, runner, stream_runner, streaming
+from benchmarks import (
+    dispatch,
+    durable,
+    openai_adapter,
+    runner,
+    sessions,
+    stream_runner,
+    streaming,
+    telemetry,
+)
 from tests.durable_helpers import forget_dbos_console
 
 
@@ -57,6 +66,30 @@ def test_stream_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> Non
     assert out.count("  Runner.stream ") == 2
     assert out.count("first delta") == 2
     assert "target" in out
+
+
+def test_telemetry_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The telemetry benchmark times untraced, no-op and SDK-traced runs, sync and async,
+    in both scenarios, and reports the target."""
+    assert telemetry.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(" untraced ") == 4
+    assert out.count("  no-op ") == 4
+    assert out.count(" sdk ") == 4
+    assert "agent->model" in out
+    assert "model->tool->model" in out
+    assert "target: no-op at most 1.3x untraced" in out
+
+
+def test_sessions_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The store benchmark checks both stores leave one conversation, then times a turn on
+    each at 0 and 10,000 messages and reports its targets."""
+    assert sessions.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for name in ("memory", "sqlite", "0 messages", "10,000 messages"):
+        assert name in out
+    assert out.count("target <=") == 3
+    assert "targets:" in out
 
 
 def test_durable_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:

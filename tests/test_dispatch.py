@@ -23,7 +23,6 @@ from hooks import (
     ON_MODEL_ERROR,
     AfterPoint,
     BeforePoint,
-    BeforeResult,
     Callbacks,
     Cont,
     DispatchPolicy,
@@ -39,6 +38,8 @@ from hooks import (
     ModelRequest,
     ModelResponse,
     Outcome,
+    PausablePoint,
+    PausableResult,
     Retry,
     StopRun,
     Trace,
@@ -196,12 +197,12 @@ class Dispatch:
     def before(
         self,
         callbacks: Callbacks,
-        point: BeforePoint[C, T],
+        point: BeforePoint[C, T] | PausablePoint[C, T],
         ctx: C,
         *,
         policy: DispatchPolicy | None = None,
         trace: Trace | None = None,
-    ) -> BeforeResult[C, T]:
+    ) -> PausableResult[C, T]:
         """``run_before`` or ``arun_before``."""
         options = _options(policy, trace)
         if self.mode == "sync":

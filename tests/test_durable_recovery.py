@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dbos import DBOSClient, StepInfo
+from dbos import DBOSClient
 
 from tests import postgres as postgres_cluster
 from tests import runner_helpers
 from tests.durable_app import CRASHED
+from tests.durable_helpers import recorded
 from tests.runner_helpers import Mode
 
 postgres = postgres_cluster.postgres
@@ -101,7 +102,7 @@ def test_a_retry_decided_before_a_crash_is_replayed(mode: Mode, tmp_path: Path) 
         steps = client.list_workflow_steps("trip")
     finally:
         client.destroy()
-    [drawn] = [_output(step)[0] for step in steps if step["function_name"] == "retry delay"]
+    [drawn] = [recorded(step)[0] for step in steps if step["function_name"] == "retry delay"]
 
     [recovered] = results(app(database, log, "--flaky", "--mode", mode, "--run", "trip"))
     assert recovered["delays"] == [drawn]
@@ -148,9 +149,3 @@ def test_two_workers_on_one_postgres_queue_run_each_of_twenty_runs_once(
         assert tools == ["flight", "hotel", "car"], n
     workers = {line.rsplit("pid=", 1)[1] for line in log.read_text(encoding="utf-8").splitlines()}
     assert len(workers) == 2
-
-
-def _output(step: StepInfo) -> Any:
-    output = step["output"]
-    assert output is not None
-    return output

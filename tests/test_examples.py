@@ -12,11 +12,14 @@ from pathlib import Path
 import pytest
 
 from examples import (
+    approval,
     custom_point,
     durable,
     error_handlers,
     quickstart,
+    sessions,
     streaming,
+    tracing,
     typed_callbacks,
     wraps,
 )
@@ -24,6 +27,7 @@ from runner import (
     ModelAttemptEvent,
     OpenAIChatModel,
     ScriptedModel,
+    SQLiteSessionStore,
     ToolAttemptEvent,
     UserMessageEvent,
 )
@@ -315,6 +319,85 @@ def test_make_demo_runs_the_streaming_example_too() -> None:
     """``make demo`` shows streaming after the quickstart, offline."""
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
     assert "examples.streaming" in makefile.split("demo:", 1)[1].split("\n\n", 1)[0]
+
+
+def test_tracing_prints_the_run_as_a_span_tree() -> None:
+    """One trace, drawn as a tree: the retried attempt, the three concurrent tool calls
+    (the sub-agent's turn under its call, the refused one with its halt), the answer;
+    every span with its duration."""
+    lines: list[str] = []
+    answer = tracing.run_demo(lines.append)
+    assert answer.startswith("Paris: 18°C and light rain.")
+    names = [line[:44].rstrip() for line in lines]  # the tree, names padded to 44
+    assert names == [
+        "invoke_agent assistant",
+        "├─ chat scripted",
+        "├─ chat scripted",
+        "├─ execute_tool weather",
+        "├─ execute_tool researcher",
+        "│  └─ invoke_agent researcher",
+        "│     └─ chat scripted",
+        "├─ execute_tool delete_notes",
+        "└─ chat scripted",
+    ]
+    assert all(" ms" in line for line in lines)
+    assert "raised TimeoutError; on_model_error retry by RetryTimeouts instance" in lines[1]
+    assert "before_tool halt by Guard instance" in lines[7]
+    assert lines[0].endswith("570→84 tokens")  # the run's usage, the sub-agent's included
+
+
+def test_tracing_main_prints_the_tree_and_the_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    """main() prints the question, the tree and the answer."""
+    tracing.main()
+    out = capsys.readouterr().out
+    assert "user: What's the weather in Paris" in out
+    assert "└─ invoke_agent researcher" in out
+    assert "answer: Paris: 18°C" in out
+
+
+def test_sessions_budget_holds_across_a_restart(tmp_path: Path) -> None:
+    """The search count survives the restart: the third search runs, the fourth is refused;
+    the file keeps every turn and the count, and a held session refuses a run."""
+    demo = sessions.run_demo(tmp_path / "sessions.db")
+    assert [result.output for result in demo.results] == [
+        "3 results for 'sqlite wal'",
+        "3 results for 'sqlite leases'",
+        "3 results for 'busy timeout'",
+        "search budget used up (3 per session)",
+    ]
+    assert demo.busy.holder == "run-elsewhere"
+    assert (demo.messages, demo.state) == (16, {"searches": 3})
+    with SQLiteSessionStore(tmp_path / "sessions.db") as store:
+        assert store.load("ann", "research").state == {"searches": 3}
+
+
+def test_sessions_main_prints_each_turn(capsys: pytest.CaptureFixture[str]) -> None:
+    """The program prints the four turns, the refusal and what the file keeps."""
+    sessions.main()
+    out = capsys.readouterr().out
+    assert "turn 4: search budget used up (3 per session)" in out
+    assert "is busy: run 'run-elsewhere' holds its lease" in out
+    assert "the file keeps 16 messages and the session state {'searches': 3}" in out
+
+
+def test_approval_pauses_restarts_and_finishes_as_decided(tmp_path: Path) -> None:
+    """Both deletions wait for a human; after the restart one is approved, one rejected:
+    the approved file is gone, the rejected one stays and the model was told why."""
+    demo = approval.run_demo(tmp_path)
+    assert demo.paused.status == "paused"
+    assert [request.reason for request in demo.pending] == ["delete notes.txt?", "delete old.log?"]
+    assert (demo.finished.status, demo.finished.run_id) == ("completed", demo.paused.run_id)
+    assert demo.finished.output == "Done: keep notes; deleted old.log."
+    assert demo.left == ["keep.md", "notes.txt"]
+
+
+def test_approval_main_prints_the_pause_and_the_end(capsys: pytest.CaptureFixture[str]) -> None:
+    """The program prints the paused run, its two requests, and the finished run."""
+    approval.main()
+    out = capsys.readouterr().out
+    assert ": paused\n  waiting: delete notes.txt?" in out
+    assert "completed: Done: keep notes; deleted old.log." in out
+    assert out.endswith("left in the folder: keep.md, notes.txt\n")
 
 
 def test_durable_finishes_a_killed_run_without_repeating_finished_tools(

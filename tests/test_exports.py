@@ -28,6 +28,7 @@ EXPORTED = [
     "AfterPoint",
     "AfterTool",
     "AgentContext",
+    "Approve",
     "AsyncAfterAgent",
     "AsyncAfterModel",
     "AsyncAfterTool",
@@ -48,7 +49,9 @@ EXPORTED = [
     "Callbacks",
     "CompiledCallbacks",
     "Cont",
+    "Decision",
     "DispatchPolicy",
+    "Edit",
     "ErrorPoint",
     "ErrorResult",
     "Failure",
@@ -70,6 +73,10 @@ EXPORTED = [
     "OnToolError",
     "Outcome",
     "OutcomeTag",
+    "PausablePoint",
+    "PausableResult",
+    "Pause",
+    "Reject",
     "Result",
     "Retry",
     "Role",
@@ -275,7 +282,12 @@ def test_constants_are_the_builtin_points(name: str) -> None:
     point = getattr(hooks, name)
     assert point.name == name.lower()
     assert isinstance(
-        point, hooks.BeforePoint | hooks.AfterPoint | hooks.ErrorPoint | hooks.WrapPoint
+        point,
+        hooks.BeforePoint
+        | hooks.PausablePoint
+        | hooks.AfterPoint
+        | hooks.ErrorPoint
+        | hooks.WrapPoint,
     )
 
 

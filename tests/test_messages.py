@@ -142,6 +142,7 @@ def test_contexts_carry_the_retry_budget() -> None:
         "call",
         "attempt",
         "max_attempts",
+        "decision",
     ]
 
 
@@ -188,6 +189,10 @@ def test_contexts_carry_the_retry_budget() -> None:
         (
             lambda: UntypedResponse(finish_reason=1),
             "ModelResponse.finish_reason must be a str or None, got int 1",
+        ),
+        (
+            lambda: UntypedResponse(model=4),
+            "ModelResponse.model must be a str or None, got int 4",
         ),
         (
             lambda: UntypedUsage(output_tokens=-1),

@@ -99,7 +99,10 @@ def test_plain_answer_sends_messages_and_params(mode: Mode) -> None:
     ]
     assert mock.requests[0].url == "https://api.test/v1/chat/completions"
     assert response == ModelResponse(
-        "Hello! How can I assist you today?", usage=Usage(19, 10), finish_reason="stop"
+        "Hello! How can I assist you today?",
+        usage=Usage(19, 10),
+        finish_reason="stop",
+        model="gpt-4o-mini-2024-07-18",  # the model that answered, not the one asked for
     )
 
 
@@ -163,6 +166,7 @@ def test_tool_calls_come_back_with_ids_names_and_parsed_arguments(mode: Mode) ->
         ),
         Usage(82, 17),
         "tool_calls",
+        "gpt-4o-mini-2024-07-18",
     )
 
 

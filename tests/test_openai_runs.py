@@ -115,7 +115,9 @@ def test_a_tool_round_trip(server: OpenAIServer, model: OpenAIChatModel, mode: M
     result = drive(runner_for(model), mode, "What is 2 + 3?")
     assert result.output == "It is 5."
     assert result.usage == Usage(100, 20)
-    assert result.response == ModelResponse("It is 5.", usage=Usage(50, 10), finish_reason="stop")
+    assert result.response == ModelResponse(
+        "It is 5.", usage=Usage(50, 10), finish_reason="stop", model="test-model"
+    )
     assert server.bodies == [
         request(SYSTEM, USER),
         request(

@@ -116,7 +116,9 @@ def test_deltas_arrive_as_sent_and_the_whole_response_comes_last(
         TextDelta("Hel"),
         TextDelta("lo, wö"),
         TextDelta("rld 🎉"),
-        ModelResponse("Hello, wörld 🎉", usage=Usage(11, 5), finish_reason="stop"),
+        ModelResponse(
+            "Hello, wörld 🎉", usage=Usage(11, 5), finish_reason="stop", model="test-model"
+        ),
     ]
 
 
@@ -199,6 +201,7 @@ def test_tool_call_pieces_accumulate_by_index(
             (ToolCall("c_a", "add", {"a": 1, "b": 2}), ToolCall("c_b", "neg", {"x": -3})),
             Usage(11, 5),
             "tool_calls",
+            "test-model",
         ),
     ]
 
@@ -266,6 +269,7 @@ def test_indices_a_server_shifts_become_positions(
             (ToolCall("c1", "a", {}), ToolCall("c3", "b", {"k": 1})),
             None,
             "tool_calls",
+            "test-model",
         ),
     ]
 
@@ -295,7 +299,11 @@ def test_pieces_without_an_index_follow_their_ids(
         ToolCallDelta(1, "c2", "b", '{"y"'),
         ToolCallDelta(1, arguments=": 2}"),
         ModelResponse(
-            "", (ToolCall("c1", "a", {"x": 1}), ToolCall("c2", "b", {"y": 2})), None, "tool_calls"
+            "",
+            (ToolCall("c1", "a", {"x": 1}), ToolCall("c2", "b", {"y": 2})),
+            None,
+            "tool_calls",
+            "test-model",
         ),
     ]
 
@@ -325,7 +333,7 @@ def test_an_id_and_name_sent_with_every_piece_count_once(
     assert collect(model, mode) == [
         ToolCallDelta(0, "c1", "f", '{"q"'),
         ToolCallDelta(0, arguments=': "z"}'),
-        ModelResponse("", (ToolCall("c1", "f", {"q": "z"}),), None, "tool_calls"),
+        ModelResponse("", (ToolCall("c1", "f", {"q": "z"}),), None, "tool_calls", "test-model"),
     ]
 
 
@@ -350,7 +358,9 @@ def test_usage_in_a_chunk_whose_choices_are_null(
     """vLLM's last chunk says ``"choices": null``: its usage is still read."""
     last = {**chunk(usage=USAGE, choices=False), "choices": None}
     server.script(streamed(chunk({"content": "ok"}, finish_reason="stop"), last))
-    assert collect(model, mode)[-1] == ModelResponse("ok", usage=Usage(11, 5), finish_reason="stop")
+    assert collect(model, mode)[-1] == ModelResponse(
+        "ok", usage=Usage(11, 5), finish_reason="stop", model="test-model"
+    )
 
 
 def test_a_refusal_streams_as_the_text(
@@ -367,7 +377,7 @@ def test_a_refusal_streams_as_the_text(
     assert collect(model, mode) == [
         TextDelta("I can't "),
         TextDelta("help with that."),
-        ModelResponse("I can't help with that.", finish_reason="stop"),
+        ModelResponse("I can't help with that.", finish_reason="stop", model="test-model"),
     ]
 
 
@@ -378,7 +388,10 @@ def test_choices_after_the_first_are_not_the_answer(
     both = chunk({"content": "one"}, finish_reason="stop")
     both["choices"].append({"index": 1, "delta": {"content": "two"}, "finish_reason": "length"})
     server.script(streamed(both))
-    assert collect(model, mode) == [TextDelta("one"), ModelResponse("one", finish_reason="stop")]
+    assert collect(model, mode) == [
+        TextDelta("one"),
+        ModelResponse("one", finish_reason="stop", model="test-model"),
+    ]
 
 
 def test_a_choice_sent_without_its_index_is_the_answer(
@@ -388,7 +401,10 @@ def test_a_choice_sent_without_its_index_is_the_answer(
     unnumbered = chunk({"content": "fine"}, finish_reason="stop")
     del unnumbered["choices"][0]["index"]
     server.script(streamed(unnumbered))
-    assert collect(model, mode) == [TextDelta("fine"), ModelResponse("fine", finish_reason="stop")]
+    assert collect(model, mode) == [
+        TextDelta("fine"),
+        ModelResponse("fine", finish_reason="stop", model="test-model"),
+    ]
 
 
 def test_an_error_event_mid_stream_is_the_sdks_error_after_the_deltas(
@@ -514,7 +530,9 @@ def test_stopping_early_closes_the_response(mode: Mode) -> None:
 def test_a_stream_read_to_the_end_closes_its_response(mode: Mode) -> None:
     """Read to ``[DONE]``, the response is closed (its connection free for the next)."""
     body = Body([chunk({"content": "ok"}, finish_reason="stop")])
-    assert collect(mock_model(body), mode)[-1] == ModelResponse("ok", finish_reason="stop")
+    assert collect(mock_model(body), mode)[-1] == ModelResponse(
+        "ok", finish_reason="stop", model="test-model"
+    )
     assert body.closed
 
 

@@ -117,7 +117,7 @@ def test_text_is_the_content_else_the_refusal_else_empty(
     message: dict[str, Any], text: str
 ) -> None:
     """A refusal is the answer's text only when there is no content at all."""
-    assert from_completion(chat(message)) == ModelResponse(text, finish_reason="stop")
+    assert from_completion(chat(message)) == ModelResponse(text, finish_reason="stop", model="m")
 
 
 def test_tool_calls_without_ids_get_their_position() -> None:

@@ -20,12 +20,14 @@ from hooks import (
     AfterPoint,
     BeforePoint,
     ErrorPoint,
+    PausablePoint,
     WrapPoint,
 )
 from hooks._points import first_declared, known_points
 
 POINT_TYPES: list[type[Any]] = [BeforePoint, AfterPoint, ErrorPoint, WrapPoint]
 KINDS: dict[type[Any], str] = {
+    PausablePoint: "before",
     BeforePoint: "before",
     AfterPoint: "after",
     ErrorPoint: "error",
@@ -182,7 +184,7 @@ def test_subscripted_points_construct() -> None:
         (BEFORE_MODEL, BeforePoint, "before_model"),
         (AFTER_MODEL, AfterPoint, "after_model"),
         (ON_MODEL_ERROR, ErrorPoint, "on_model_error"),
-        (BEFORE_TOOL, BeforePoint, "before_tool"),
+        (BEFORE_TOOL, PausablePoint, "before_tool"),
         (AFTER_TOOL, AfterPoint, "after_tool"),
         (ON_TOOL_ERROR, ErrorPoint, "on_tool_error"),
     ],

@@ -70,11 +70,12 @@ class ToolContextPlus(ToolContext):
 
 
 def test_the_table_lists_each_kinds_tags() -> None:
-    """Before allows Cont and Halt, after and wrap Success and Failure, error Retry, Fallback,
-    Failure."""
+    """Before allows Cont and Halt (and Pause where the point can pause), after and wrap
+    Success and Failure, error Retry, Fallback, Failure."""
     labels = {kind: tuple(tag.label for tag in tags) for kind, tags in TAGS.items()}
     assert labels == {
         "before": ("Cont", "Halt"),
+        "pausable": ("Cont", "Halt", "Pause"),
         "after": ("Success", "Failure"),
         "error": ("Retry", "Fallback", "Failure"),
         "wrap": ("Success", "Failure"),
@@ -82,6 +83,7 @@ def test_the_table_lists_each_kinds_tags() -> None:
     ends = {kind: tuple(tag.ends for tag in tags) for kind, tags in TAGS.items()}
     assert ends == {
         "before": (False, True),
+        "pausable": (False, True, True),
         "after": (False, False),
         "error": (True, True, False),
         "wrap": (False, False),
@@ -91,7 +93,8 @@ def test_the_table_lists_each_kinds_tags() -> None:
 @pytest.mark.parametrize(
     ("point", "names"),
     [
-        (BEFORE_TOOL, ("Cont[ToolContext]", "Halt[ToolResult]")),
+        (BEFORE_TOOL, ("Cont[ToolContext]", "Halt[ToolResult]", "Pause")),
+        (BEFORE_MODEL, ("Cont[ModelContext]", "Halt[ModelResponse]")),
         (AFTER_MODEL, ("Success[ModelResponse]", "Failure[Exception]")),
         (ON_TOOL_ERROR, ("Retry[ToolContext]", "Fallback[ToolResult]", "Failure[Exception]")),
         (BeforePoint("before_untyped_rule"), ("Cont", "Halt")),
@@ -189,7 +192,7 @@ def test_a_wrong_payload_is_an_invalid_result(
 def test_expected_lists_the_typed_tags(dispatch: Dispatch, trace: Trace | None) -> None:
     """``InvalidResult.expected`` names every legal tag with the point's payload types."""
     error, _ = _bad(dispatch, "before", None, trace)
-    assert error.expected == ("Cont[ToolContext]", "Halt[ToolResult]")
+    assert error.expected == ("Cont[ToolContext]", "Halt[ToolResult]", "Pause")
     assert error.problem is None
     assert "expected Cont[ToolContext] or Halt[ToolResult]" in str(error)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -59,7 +59,15 @@ from runner import (
     UserMessageEvent,
 )
 from tests import runner_helpers
-from tests.runner_helpers import Mode, add, calling, drive, events_of, tool_messages
+from tests.runner_helpers import (
+    LeasesAndPauses,
+    Mode,
+    add,
+    calling,
+    drive,
+    events_of,
+    tool_messages,
+)
 
 mode = runner_helpers.mode
 
@@ -563,8 +571,9 @@ def test_sessions_are_kept_per_user(mode: Mode) -> None:
 def test_runs_use_the_given_session_store(mode: Mode) -> None:
     """A custom ``SessionStore`` is loaded before and saved after each run, and never cleared."""
 
-    class Store:
+    class Store(LeasesAndPauses):
         def __init__(self) -> None:
+            super().__init__()
             self.calls: list[tuple[str, str, str, int]] = []
             self.data: dict[tuple[str, str], list[Message]] = {
                 ("u", "s"): [Message("user", "earlier"), Message("assistant", "noted")]
@@ -575,7 +584,14 @@ def test_runs_use_the_given_session_store(mode: Mode) -> None:
             return Session(list(self.data.get((user_id, session_id), [])), 1)
 
         def save(
-            self, user_id: str, session_id: str, messages: Sequence[Message], /, *, version: int
+            self,
+            user_id: str,
+            session_id: str,
+            messages: Sequence[Message],
+            /,
+            *,
+            version: int,
+            state: Mapping[str, Any] | None = None,
         ) -> int:
             self.calls.append(("save", user_id, session_id, len(messages)))
             self.data[user_id, session_id] = list(messages)
@@ -927,15 +943,23 @@ def test_a_single_sync_tool_call_does_not_block_the_event_loop() -> None:
 def test_a_session_store_keeps_its_own_list() -> None:
     """The runner never appends to the list a store's ``load`` returned."""
 
-    class Store:
+    class Store(LeasesAndPauses):
         def __init__(self) -> None:
+            super().__init__()
             self.kept: list[Message] = []
 
         def load(self, user_id: str, session_id: str, /) -> Session:
             return Session(self.kept, 0)
 
         def save(
-            self, user_id: str, session_id: str, messages: Sequence[Message], /, *, version: int
+            self,
+            user_id: str,
+            session_id: str,
+            messages: Sequence[Message],
+            /,
+            *,
+            version: int,
+            state: Mapping[str, Any] | None = None,
         ) -> int:
             self.kept = list(messages)
             return version + 1

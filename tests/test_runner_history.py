@@ -336,7 +336,11 @@ def test_concurrent_extends_never_lose_or_corrupt_a_message(
     """16 threads extending shared views at once: every view holds its base and its own messages."""
     if switching:
         log_class = _history._Log
-        monkeypatch.setattr(_history, "_Log", lambda items: log_class(SwitchingList(items)))
+        monkeypatch.setattr(
+            _history,
+            "_Log",
+            lambda items, *origin: log_class(SwitchingList(items), *origin),
+        )
     threads, rounds = 16, 500
     views: list[Transcript] = [Transcript(msgs("root"))]
     barrier = threading.Barrier(threads)
@@ -398,3 +402,52 @@ def test_repr_lists_up_to_four_messages() -> None:
     four = Transcript(msgs("a", "b", "c", "d"))
     assert repr(four) == f"Transcript({list(four)!r})"
     assert repr(four.append(Message("user", "e"))) == "<Transcript of 5>"
+
+
+# -- common_prefix: what a store needs not write again -------------------------------------
+
+
+def test_a_grown_transcript_shares_the_whole_of_the_one_it_grew_from() -> None:
+    """Extended at the tip, the new transcript shares every message of the old one."""
+    base = Transcript(msgs(*map(str, range(10))))
+    grown = base.extend(msgs("x", "y"))
+    assert base.common_prefix(grown) == 10
+    assert grown.common_prefix(base) == 10
+
+
+def test_a_cut_transcript_shares_what_is_left() -> None:
+    """A prefix shares its length; grown again after the cut (a fork), still that prefix."""
+    base = Transcript(msgs(*map(str, range(10))))
+    cut = base.prefix(7)
+    assert base.common_prefix(cut) == 7
+    forked = cut.append(Message("user", "replaced"))
+    assert forked._log is not base._log  # a fork: the log was copied
+    assert base.common_prefix(forked) == 7
+    assert forked.common_prefix(base) == 7
+
+
+def test_a_fork_of_a_grown_transcript_shares_up_to_the_cut() -> None:
+    """The prefix a fork copied counts, however long either side grew since."""
+    base = Transcript(msgs("a", "b", "c"))
+    grown = base.extend(msgs("d", "e"))
+    forked = grown.prefix(4).append(Message("user", "x"))
+    assert base.common_prefix(forked) == 3
+    assert grown.common_prefix(forked) == 4
+
+
+def test_other_sequences_are_compared_object_by_object() -> None:
+    """A tuple shares the messages that are the same objects, up to the first that is not."""
+    messages = msgs("a", "b", "c")
+    base = Transcript(messages)
+    assert base.common_prefix(messages) == 3
+    assert base.common_prefix((*messages[:2], Message("user", "c"))) == 2  # equal is not same
+    assert base.common_prefix(()) == 0
+    assert base.common_prefix(Transcript(messages)) == 3  # another log of the same objects
+
+
+def test_a_transcript_with_another_head_is_compared_by_message() -> None:
+    """Views of one log under different heads share only what is the same, head included."""
+    base = Transcript(msgs("a", "b"))
+    headed = base.headed((Message("system", "be brief"),))
+    assert base.common_prefix(headed) == 0
+    assert headed.common_prefix(headed.append(Message("user", "c"))) == 3

@@ -419,7 +419,13 @@ def test_a_tool_call_with_non_mapping_args_is_refused_when_made() -> None:
         ({"agent": "assistant"}, "agent", "Runner drives an Agent"),
         ({"retry": 3}, "retry", "pass a RetryPolicy(...)"),
         ({"policy": True}, "policy", "pass a DispatchPolicy(...)"),
-        ({"sessions": {}}, "sessions", "with load, save and delete"),
+        (
+            {"sessions": {}},
+            "sessions",
+            "a store has load, save, delete, acquire, release, save_paused, load_paused, "
+            "delete_paused; this one has no load, save, delete, acquire, release, "
+            "save_paused, load_paused, delete_paused",
+        ),
         ({"executor": 4}, "executor", "e.g. a ThreadPoolExecutor"),
         ({"rng": 7}, "rng", "e.g. random.Random(seed)"),
     ],

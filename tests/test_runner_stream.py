@@ -262,20 +262,29 @@ def test_a_consumer_that_stops_cancels_the_run_and_saves_nothing() -> None:
 
 
 def test_a_slow_consumer_slows_the_model() -> None:
-    """The model runs at most the channel's limit ahead of a consumer that does not read."""
+    """The run goes on only as the consumer reads: a consumer that does not ask for the
+    next item stops the model, which never runs more than the channel's limit ahead."""
     model = Streaming([ModelResponse("x" * 3 * 500)])
 
-    async def main(runner: Runner) -> int:
+    async def main(runner: Runner) -> tuple[int, int]:
         stream = runner.stream("hi")
-        await anext(stream)  # started: the run now streams into a channel nobody reads
+        await anext(stream)  # started
+        await anext(stream)  # the user's message
+        before = model.pulled
+        for _ in range(50):
+            await asyncio.sleep(0)
+        idle = model.pulled - before  # nobody asked for more: the model was not read
+        while not isinstance(await anext(stream), TextDelta):
+            pass
         for _ in range(50):
             await asyncio.sleep(0)
         ahead = model.pulled
         await stream.aclose()
-        return ahead
+        return idle, ahead
 
     with Runner(Agent("assistant", model)) as runner:
-        ahead = asyncio.run(main(runner))
+        idle, ahead = asyncio.run(main(runner))
+    assert idle == 0
     assert 0 < ahead <= 64 + 1
 
 
@@ -361,3 +370,41 @@ def test_a_stream_hook_halting_cancels_the_model_call() -> None:
     assert finished(events).result.output == "Cut short."
     [discarded] = [e for e in events if isinstance(e, AttemptDiscardedEvent)]
     assert discarded.reason == "replaced"
+
+
+def test_cancelling_the_consumer_cancels_the_model_call_and_leaves_no_task() -> None:
+    """A consumer task cancelled while the model waits: the model sees the cancellation,
+    the session keeps nothing, and no task of the run is left behind."""
+    cancelled: list[str] = []
+
+    class Slow:
+        def generate(self, request: ModelRequest, /) -> ModelResponse:
+            return ModelResponse("unused")
+
+        async def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
+            yield TextDelta("wait")
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                cancelled.append("model")
+                raise
+            yield ModelResponse("never")
+
+    async def main(runner: Runner) -> set[asyncio.Task[Any]]:
+        async def consume() -> None:
+            async for _ in runner.stream("hi", session_id="s"):
+                pass
+
+        task = asyncio.ensure_future(consume())
+        for _ in range(20):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return asyncio.all_tasks() - {asyncio.current_task()}
+
+    with Runner(Agent("assistant", Slow())) as runner:
+        left = asyncio.run(main(runner))
+        assert runner.sessions.load("user", "s").messages == ()
+    assert cancelled == ["model"]
+    assert left == set()

@@ -346,3 +346,100 @@ def test_invocation_carries_the_given_state() -> None:
     state = State()
     invocation = Invocation(id="i", agent="a", branch="a", state=state)
     assert invocation.state is state
+
+
+# -- scopes ------------------------------------------------------------------------------
+
+TURNS = StateKey[int]("turns", scope="session")
+
+
+def test_a_key_is_invocation_scoped_unless_told() -> None:
+    """``scope`` defaults to ``"invocation"``; a session-scoped key says so in its repr."""
+    assert COUNT.scope == "invocation"
+    assert TURNS.scope == "session"
+    assert repr(TURNS) == "StateKey('turns', scope='session')"
+    assert repr(StateKey[int]("n", scope="invocation")) == "StateKey('n')"
+
+
+@pytest.mark.parametrize(
+    ("scope", "error"), [("run", ValueError), ("Session", ValueError), (None, TypeError)]
+)
+def test_an_unknown_scope_is_refused(scope: object, error: type[Exception]) -> None:
+    """A scope other than "invocation" or "session" is refused, naming the key and the scope."""
+    bad: Any = scope
+    expected = (
+        f"^StateKey\\('k'\\) scope must be 'invocation' or 'session', got {type(scope).__name__}"
+    )
+    with pytest.raises(error, match=expected):
+        StateKey("k", scope=bad)
+
+
+def test_a_keys_scope_is_immutable() -> None:
+    """A key's scope cannot be reassigned."""
+    with pytest.raises(AttributeError):
+        TURNS.scope = "invocation"  # type: ignore[misc]
+    assert TURNS.scope == "session"
+
+
+def test_values_set_through_a_session_key_are_in_the_session_snapshot() -> None:
+    """``snapshot(scope=...)`` splits the entries: session-scoped ones, and the others."""
+    state = State()
+    state.set(TURNS, 1)
+    state.set(COUNT, 2)
+    state.set("plain", 3)
+    assert state.snapshot(scope="session") == {"turns": 1}
+    assert state.snapshot(scope="invocation") == {"count": 2, "plain": 3}
+    assert state.snapshot() == {"turns": 1, "count": 2, "plain": 3}
+
+
+def test_update_through_a_session_key_makes_it_session_scoped() -> None:
+    """``update`` with a session key marks the name like ``set`` does."""
+    state = State()
+    state.update(TURNS, lambda n: n + 1, default=0)
+    assert state.snapshot(scope="session") == {"turns": 1}
+
+
+def test_seeded_session_values_stay_session_scoped_whoever_writes_them() -> None:
+    """A name seeded as session state stays so when a plain string or another key writes it."""
+    state = State()
+    state.seed({"turns": 4, "topic": "tax"}, scope="session")
+    state.set("turns", 5)
+    state.set(StateKey[str]("topic"), "vat")
+    assert state.snapshot(scope="session") == {"turns": 5, "topic": "vat"}
+    assert state.snapshot(scope="invocation") == {}
+
+
+def test_seeded_invocation_values_are_plain_entries() -> None:
+    """``seed`` without a scope stores invocation-scoped entries."""
+    state = State()
+    state.seed({"a": 1})
+    assert state.get("a") == 1
+    assert state.snapshot(scope="session") == {}
+
+
+def test_a_deleted_session_value_leaves_the_session_snapshot() -> None:
+    """Deleting a session-scoped entry drops it from what the session keeps."""
+    state = State()
+    state.seed({"turns": 4, "topic": "tax"}, scope="session")
+    state.delete(TURNS)
+    assert state.snapshot(scope="session") == {"topic": "tax"}
+
+
+def test_a_session_snapshot_is_a_read_only_copy() -> None:
+    """The session snapshot does not change with the state and cannot be written."""
+    state = State()
+    state.set(TURNS, 1)
+    snapshot = state.snapshot(scope="session")
+    state.set(TURNS, 2)
+    assert snapshot == {"turns": 1}
+    with pytest.raises(TypeError):
+        snapshot["turns"] = 3  # type: ignore[index]
+
+
+def test_an_unknown_scope_is_refused_by_seed_and_snapshot() -> None:
+    """``seed`` and ``snapshot`` name a bad scope."""
+    state = State()
+    with pytest.raises(ValueError, match=r"^scope must be 'invocation' or 'session', got 'run'"):
+        state.seed({}, scope="run")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^scope must be 'invocation', 'session' or None"):
+        state.snapshot(scope="run")  # type: ignore[arg-type]

@@ -42,6 +42,7 @@ from hooks import (
     ModelRequest,
     ModelResponse,
     Outcome,
+    Pause,
     Retry,
     StateKey,
     StopRun,
@@ -214,6 +215,8 @@ async def call_tool(ctx: ToolContext) -> ToolResult:
     match before:
         case Halt(result):
             return result
+        case Pause(reason):  # before_tool may pause: the match must say what then
+            return ToolResult(f"waiting for a human: {reason}", is_error=True)
         case Cont(ctx):
             pass
         case _:

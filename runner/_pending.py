@@ -1,0 +1,149 @@
+"""What a paused run waits for: ``PendingRequest`` per paused call, ``Frame`` per paused turn.
+
+A ``before_tool`` hook that returns ``Pause(reason)`` stops its call before it runs;
+the other calls of the same model turn still run, and the run ends paused. What it
+needs to go on is plain data: per agent turn on the way to a pause (the root's, and a
+sub-agent's inside one of its tool calls) a ``Frame`` holding that turn's messages so
+far, the results of its calls that ran, the requests of its calls that paused and the
+frames of its sub-agent calls that paused inside.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final, Literal, TypeAlias
+
+from hooks import Message, ToolCall, ToolResult
+
+__all__ = [
+    "ALLOWED",
+    "BatchPaused",
+    "DecisionKind",
+    "Frame",
+    "Held",
+    "PendingRequest",
+    "TurnPaused",
+    "request_id",
+]
+
+DecisionKind: TypeAlias = Literal["approve", "edit", "reject"]
+ALLOWED: Final[tuple[DecisionKind, ...]] = ("approve", "edit", "reject")
+
+
+def _frozen() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+def request_id(run_id: str, branch: str, step: int, call_id: str) -> str:
+    """The id of the request for a call: the same in every process for the same run,
+    agent branch, model step and call."""
+    key = "\x1f".join((run_id, branch, str(step), call_id)).encode()
+    return "req_" + hashlib.sha256(key).hexdigest()[:24]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRequest:
+    """A paused tool call waiting for a human: ``runner.resume`` takes a decision per ``id``.
+
+    ``call`` is the call as the guards last saw it (name, args, call id), ``reason``
+    the ``Pause``'s, ``agent`` / ``branch`` where it was called, ``allowed`` the
+    decisions a resume may give (``"approve"``, ``"edit"``, ``"reject"``).
+    """
+
+    id: str
+    call: ToolCall
+    reason: str
+    agent: str
+    branch: str
+    allowed: tuple[DecisionKind, ...] = ALLOWED
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One agent turn on the way to a pause, as it stood when the run paused.
+
+    ``message`` is the message the turn answers (as ``before_agent`` passed it),
+    ``messages`` the turn's messages so far (the root's: those of this run only, the
+    session keeps the rest), whose last one carries the paused batch's ``tool_calls``;
+    ``step`` is the model step that asked for them. Each call of the batch is in one of
+    ``results`` (it ran), ``requests`` (it paused) or ``children`` (a sub-agent it called
+    paused inside).
+    """
+
+    agent: str
+    branch: str
+    message: Message
+    messages: tuple[Message, ...]
+    step: int
+    results: Mapping[str, ToolResult] = field(default_factory=_frozen)
+    requests: Mapping[str, PendingRequest] = field(default_factory=_frozen)
+    children: Mapping[str, Frame] = field(default_factory=_frozen)
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The paused batch: the tool calls of the turn's last message."""
+        return self.messages[-1].tool_calls if self.messages else ()
+
+    def pending(self) -> Iterator[PendingRequest]:
+        """Every request of this turn and of the sub-agent turns inside it, in call order."""
+        for call in self.calls:
+            request = self.requests.get(call.id)
+            if request is not None:
+                yield request
+            child = self.children.get(call.id)
+            if child is not None:
+                yield from child.pending()
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A tool call of a batch that did not finish: it paused, or a sub-agent in it did."""
+
+    request: PendingRequest | None
+    child: Frame | None
+
+
+class BatchPaused(Exception):  # a signal inside the turn loop, never seen
+    """Some calls of a batch are ``Held``: the batch's step, calls and what each came to."""
+
+    def __init__(
+        self, step: int, calls: Sequence[ToolCall], done: Sequence[ToolResult | Held]
+    ) -> None:
+        super().__init__(step)
+        self.step = step
+        self.calls = calls
+        self.done = done
+
+    def frame(self, agent: str, branch: str, message: Message, turn: tuple[Message, ...]) -> Frame:
+        """The paused turn: ``turn`` its messages so far, ``message`` the one it answers."""
+        results: dict[str, ToolResult] = {}
+        requests: dict[str, PendingRequest] = {}
+        children: dict[str, Frame] = {}
+        for call, done in zip(self.calls, self.done, strict=True):
+            if isinstance(done, ToolResult):
+                results[call.id] = done
+            elif done.request is not None:
+                requests[call.id] = done.request
+            elif done.child is not None:
+                children[call.id] = done.child
+        return Frame(
+            agent,
+            branch,
+            message,
+            turn,
+            self.step,
+            MappingProxyType(results),
+            MappingProxyType(requests),
+            MappingProxyType(children),
+        )
+
+
+class TurnPaused(Exception):  # a signal up the turns to the run, never seen
+    """An agent turn paused: ``frame`` is where it stands."""
+
+    def __init__(self, frame: Frame) -> None:
+        super().__init__(frame.branch)
+        self.frame = frame

@@ -1,0 +1,112 @@
+"""The layout of a ``SQLiteSessionStore`` file, and opening one: made once, checked every time.
+
+The file says what it is: ``PRAGMA application_id`` marks it as hookline's, and
+``PRAGMA user_version`` is the schema version. A file of another version, another
+application's database, or a file that is no database is refused when the store is
+opened, with an error naming the file, what was expected and what was found -- never
+read as if it were something else.
+
+Tables (``WITHOUT ROWID``: each is read by its key):
+
+- ``sessions``: one row per session: its version, how many messages it holds, its
+  session-scoped state (JSON text);
+- ``messages``: one row per message, keyed by session and position (JSON text);
+- ``leases``: a session's lease, its owner and when it expires (Unix time);
+- ``paused``: a paused run's state (JSON text) by run id, with its session;
+- ``meta``: ``forgotten``, the highest version of any deleted session, which a session
+  made again starts above.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import Final
+
+__all__ = ["SCHEMA_VERSION", "open_database"]
+
+SCHEMA_VERSION: Final = 1
+"""The version of the layout this hookline reads and writes."""
+
+_APPLICATION_ID: Final = 0x686B6C6E  # "hkln"
+_TABLES: Final = (
+    """CREATE TABLE sessions (
+        user_id TEXT NOT NULL, session_id TEXT NOT NULL,
+        version INTEGER NOT NULL, length INTEGER NOT NULL, state TEXT NOT NULL,
+        PRIMARY KEY (user_id, session_id)) WITHOUT ROWID""",
+    """CREATE TABLE messages (
+        user_id TEXT NOT NULL, session_id TEXT NOT NULL, position INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (user_id, session_id, position)) WITHOUT ROWID""",
+    """CREATE TABLE leases (
+        user_id TEXT NOT NULL, session_id TEXT NOT NULL,
+        owner TEXT NOT NULL, expires REAL NOT NULL,
+        PRIMARY KEY (user_id, session_id)) WITHOUT ROWID""",
+    """CREATE TABLE paused (
+        run_id TEXT PRIMARY KEY NOT NULL,
+        user_id TEXT NOT NULL, session_id TEXT NOT NULL, state TEXT NOT NULL) WITHOUT ROWID""",
+    "CREATE INDEX paused_by_session ON paused (user_id, session_id)",
+    "CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID",
+    "INSERT INTO meta (name, value) VALUES ('forgotten', 0)",
+)
+
+
+def open_database(path: str | os.PathLike[str], *, timeout: float) -> sqlite3.Connection:
+    """A connection to the store at ``path``, made if new, in WAL mode, schema checked.
+
+    ``timeout`` is how long a statement waits for another connection's lock. The
+    connection is in autocommit mode: the store opens each transaction itself.
+    """
+    db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    try:
+        # WAL: readers never wait for the writer. NORMAL: a commit does not wait for the
+        # disk; a crashed process loses nothing committed (a power cut may lose the last).
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("BEGIN IMMEDIATE")  # two processes making one file: one makes it
+        try:
+            _check_or_make(db, path)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        exc.add_note(f"while opening the session store {os.fspath(path)!r}")
+        raise
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _check_or_make(db: sqlite3.Connection, path: str | os.PathLike[str]) -> None:
+    application: int = db.execute("PRAGMA application_id").fetchone()[0]
+    version: int = db.execute("PRAGMA user_version").fetchone()[0]
+    where = f"session store {os.fspath(path)!r}"
+    if application == 0 and version == 0:
+        tables: int = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if tables:
+            msg = (
+                f"{where} is a SQLite database of another application ({tables} tables, "
+                "no hookline mark); give SQLiteSessionStore a new file or one it made"
+            )
+            raise ValueError(msg)
+        for statement in _TABLES:
+            db.execute(statement)
+        db.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        return
+    if application != _APPLICATION_ID:
+        msg = (
+            f"{where} is a SQLite database of another application (application_id "
+            f"{application:#x}, expected hookline's {_APPLICATION_ID:#x})"
+        )
+        raise ValueError(msg)
+    if version != SCHEMA_VERSION:
+        newer = "a newer" if version > SCHEMA_VERSION else "an older"
+        msg = (
+            f"{where} has schema version {version}, written by {newer} hookline; "
+            f"this hookline reads schema version {SCHEMA_VERSION} only"
+        )
+        raise ValueError(msg)
