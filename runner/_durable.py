@@ -68,6 +68,9 @@ class DurableRunner:
       them); its tool calls run one by one, in the model's order; results and the
       run's state must pickle. ``session_id=None`` starts a session with an id made
       from the run id; use a persistent ``sessions`` store to keep conversations.
+    - A hook's ``Pause`` ends the run's workflow ``"paused"``, its state saved to the
+      store in a step; resuming it as a durable run is not built yet (``runner.resume``
+      resumes it in process, not as a workflow).
     """
 
     __slots__ = ("_workflows", "name", "runner")

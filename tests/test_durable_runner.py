@@ -11,7 +11,16 @@ from typing import Any
 import pytest
 from dbos import DBOS
 
-from hooks import ErrorResult, Failure, OnToolError, Retry
+from hooks import (
+    BeforeTool,
+    Cont,
+    ErrorResult,
+    Failure,
+    OnToolError,
+    PausableResult,
+    Pause,
+    Retry,
+)
 from runner import (
     Agent,
     DurableRunner,
@@ -225,6 +234,32 @@ def test_a_session_store_s_error_fails_the_run_with_its_own_type(mode: Mode) -> 
     with pytest.raises(Unreachable, match=r"db\.internal is unreachable") as raised:
         drive_durable(runner, mode, "hello")
     assert raised.value.host == "db.internal"
+
+
+class AskFirst(BeforeTool):
+    """Pauses every tool call for a human until one decides."""
+
+    def before_tool(self, ctx: ToolContext, /) -> PausableResult[ToolContext, ToolResult]:
+        """Pause on a first pass; go on once a decision is in."""
+        return Pause(f"book {ctx.call.args['city']}?") if ctx.decision is None else Cont(ctx)
+
+
+def test_a_paused_durable_run_ends_its_workflow_paused_with_its_state_stored(mode: Mode) -> None:
+    """A hook's ``Pause``: the run ends "paused" with its request, its state is in the store
+    (a step after the loop), and the id keeps answering with that result."""
+    tools, sessions = Tools(), InMemorySessions()
+    runner = durable(trip(tools), callbacks=[AskFirst()], sessions=sessions)
+    run_id = unique("paused")
+    result = drive_durable(runner, mode, "book Paris", run_id=run_id)
+    assert result.status == "paused"
+    assert [request.reason for request in result.pending] == ["book Paris?"]
+    assert tools.ran() == []
+    stored = runner.runner.paused(run_id)
+    assert stored is not None
+    assert stored.to_json() == result.state.to_json()
+    names = [step["function_name"] for step in DBOS.list_workflow_steps(run_id)]
+    assert names == ["session load", "model trip", "paused save"]
+    assert runner.run("book Paris", run_id=run_id).pending == result.pending
 
 
 def test_a_fresh_session_is_named_from_the_run_id() -> None:
