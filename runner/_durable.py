@@ -52,7 +52,10 @@ class DurableRunner:
     runner's workflows, so it must be unique in the process and stable across deploys.
 
     Make it before ``DBOS.launch()`` in every process that runs or recovers its runs:
-    DBOS finds a run's code by that name. What a durable run asks of its parts:
+    DBOS finds a run's code by that name. DBOS recovers a run only on the application
+    version it started on, which it derives from the workflows' code (hookline's, the
+    same whatever the agent does): when a deploy changes what runs would do, set
+    ``application_version`` in ``DBOSConfig``. What a durable run asks of its parts:
 
     - **Hooks run in the workflow**, again on recovery: they must decide the same
       way given the same inputs (no clock, randomness or I/O of their own). An
