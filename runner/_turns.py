@@ -155,6 +155,12 @@ class Run:
         session = self.sessions.load(self.user_id, self.session_id)
         if session.version != state.session_version:
             raise ResumeRefused.moved_on(state.run_id, session.version, state.session_version)
+        kept = self.sessions.load_paused(state.run_id)
+        if kept is not None and kept != state.to_json():
+            # A resume that paused again left a later state: this one was resumed already.
+            raise ResumeRefused(
+                state.run_id, "the store keeps a later paused state of it: it was resumed already"
+            )
         frame = state.frame
         assert frame is not None  # checked before the run started
         self.state.seed(session.state, scope="session")

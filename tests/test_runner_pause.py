@@ -460,3 +460,31 @@ def test_session_scoped_values_set_before_the_pause_stay_session_scoped(mode: Mo
     restored = RunState.from_json(paused.state.to_json())
     resume(runner, mode, restored, {paused.pending[0].id: Approve()})
     assert dict(runner.sessions.load("user", "s").state) == {"asked": 1}
+
+
+def test_a_state_resumed_into_a_second_pause_cannot_be_resumed_again(mode: Mode) -> None:
+    """Resuming pauses again and saves nothing to the session, yet the first state is
+    refused: the store keeps the later one."""
+    runner, files, _, _ = setup(calling(delete("c1", "a"), delete("c2", "b")), "done")
+    paused = drive(runner, mode, "tidy", session_id="s")
+    one, two = (request.id for request in paused.pending)
+
+    class PauseAgain:
+        def before_tool(self, ctx: ToolContext) -> PausableResult[ToolContext, ToolResult]:
+            return Pause("again") if ctx.call.id == "c2" else Cont(ctx)
+
+    again = (
+        runner.resume(paused.state, {one: Approve(), two: Approve()}, callbacks=[PauseAgain()])
+        if mode == "sync"
+        else asyncio.run(
+            runner.resume_async(
+                paused.state, {one: Approve(), two: Approve()}, callbacks=[PauseAgain()]
+            )
+        )
+    )
+    assert again.status == "paused"
+    with pytest.raises(ResumeRefused, match="keeps a later paused state of it"):
+        resume(runner, mode, paused.state, {one: Approve(), two: Approve()})
+    assert files.deleted == ["a"]
+    assert resume(runner, mode, again.state, {two: Approve()}).status == "completed"
+    assert files.deleted == ["a", "b"]
