@@ -6,18 +6,21 @@ the extra says which ``pip install`` it needs.
 
 from __future__ import annotations
 
-import asyncio
+import hashlib
+import json
 import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
-from hooks import DispatchPolicy, Message
+from hooks import Decision, DispatchPolicy, Message
 from runner._agent import Agent
 from runner._events import RunResult
+from runner._resume import checked_decisions
 from runner._retry import RetryPolicy
-from runner._runner import Runner, _check_id, _message
+from runner._runner import Runner, _check_id, _message, _refuse_inside_loop
+from runner._runstate import RunState, encode_decision
 from runner._sessions import SessionStore
 
 if TYPE_CHECKING:
@@ -72,8 +75,8 @@ class DurableRunner:
       run's state must pickle. ``session_id=None`` starts a session with an id made
       from the run id; use a persistent ``sessions`` store to keep conversations.
     - A hook's ``Pause`` ends the run's workflow ``"paused"``, its state saved to the
-      store in a step; resuming it as a durable run is not built yet (``runner.resume``
-      resumes it in process, not as a workflow).
+      store in a step; ``resume`` goes on as a workflow of its own, keyed by the state
+      and the decisions (``_durable_body`` says why the run does not wait in its own).
     """
 
     __slots__ = ("_workflows", "name", "runner")
@@ -131,13 +134,7 @@ class DurableRunner:
         error is raised with its own type, as from ``Runner.run``. Needs a launched
         DBOS; raises ``RuntimeError`` inside a running event loop (use ``run_async``).
         """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            msg = "DurableRunner.run() was called inside a running event loop; use run_async()"
-            raise RuntimeError(msg)
+        _refuse_inside_loop("run", "run_async", owner="DurableRunner")
         return self._workflows.run(*self._inputs(message, run_id, user_id, session_id))
 
     async def run_async(
@@ -184,6 +181,26 @@ class DurableRunner:
         _check_id("run_id", run_id)
         return await self._workflows.result_async(run_id)
 
+    def resume(self, state: RunState, decisions: Mapping[str, Decision]) -> RunResult:
+        """Go on with a paused durable run, as ``Runner.resume`` does, as a workflow of its own.
+
+        The decisions are checked here first (``InvalidDecisions``, ``ResumeRefused``), so
+        no bad decision is ever recorded. The resume's workflow id derives from the paused
+        state and the decisions: calling again with the same ones returns the same result
+        (waiting if it is under way or recovering after a crash); other decisions for a
+        state already resumed are refused when the workflow starts (``ResumeRefused``).
+        """
+        _refuse_inside_loop("resume", "resume_async", owner="DurableRunner")
+        return self._workflows.resume(*self._resume_inputs(state, decisions))
+
+    async def resume_async(self, state: RunState, decisions: Mapping[str, Decision]) -> RunResult:
+        """``resume`` for async code."""
+        return await self._workflows.resume_async(*self._resume_inputs(state, decisions))
+
+    def paused(self, run_id: str) -> RunState | None:
+        """The state of paused run ``run_id`` as the session store keeps it, or ``None``."""
+        return self.runner.paused(run_id)
+
     def close(self) -> None:
         """Close the runner inside (its thread pool); DBOS stays as the application set it."""
         self.runner.close()
@@ -206,6 +223,18 @@ class DurableRunner:
         if session_id is not None:
             _check_id("session_id", session_id)
         return self._run_id(run_id), checked, user_id, session_id
+
+    def _resume_inputs(
+        self, state: RunState, decisions: Mapping[str, Decision]
+    ) -> tuple[str, str, dict[str, dict[str, Any]]]:
+        """The resume's workflow id and inputs, once the decisions fit the state."""
+        state, _ = checked_decisions(self.runner.agent, state, decisions)
+        text = state.to_json()
+        encoded = {key: encode_decision(decision) for key, decision in decisions.items()}
+        digest = hashlib.sha256(
+            (text + json.dumps(encoded, sort_keys=True, ensure_ascii=False)).encode()
+        ).hexdigest()[:24]
+        return f"{state.run_id}:resume:{digest}", text, encoded
 
     def _run_id(self, run_id: str | None) -> str:
         if run_id is None:

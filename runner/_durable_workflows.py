@@ -1,18 +1,14 @@
-"""The DBOS side of a ``DurableRunner``: its two workflows, and how a run starts, waits, queues.
+"""The DBOS side of a ``DurableRunner``: its workflows, and how a run starts, waits, queues.
 
 A run is the workflow ``hookline:{name}`` (``Runner.run``'s loop, driven without an
-event loop) or ``hookline:{name}:async`` (``run_async``'s), keyed by the run id. Its
-body: load the session (a step), run the loop on a ``DbosEngine`` (every attempt a
-step), save the session (a step), return the ``RunResult`` stored as bytes. An error
-that fails the run is stored too, raised as a ``StoredError`` DBOS records, and
-rebuilt for the caller. A recovered run executes the same body again: the steps that
-ended are read off the record, so it goes on from the step that was under way.
+event loop) or ``hookline:{name}:async`` (``run_async``'s), keyed by the run id; the
+resume of a paused run is ``hookline:{name}:resume`` (and ``:resume:async``), keyed by
+the paused state and the decisions. What runs inside them: ``_durable_body``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from functools import partial
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, final
 
 from dbos import DBOS, SetWorkflowID, WorkflowHandle, WorkflowHandleAsync, WorkflowStatus
@@ -20,10 +16,9 @@ from dbos import error as dbos_errors
 
 from hooks import Message
 from runner._drive import complete
-from runner._durable_codec import StoredError, dump, load, stored
-from runner._durable_engine import DbosEngine
+from runner._durable_body import resume_body, run_body
+from runner._durable_codec import StoredError, load
 from runner._events import RunResult
-from runner._sessions import Session, SessionStore
 
 if TYPE_CHECKING:
     from runner._runner import Runner
@@ -35,20 +30,34 @@ __all__ = ["Workflows"]
 class Workflows:
     """The workflows of one ``DurableRunner``, registered with DBOS under its name."""
 
-    __slots__ = ("_async", "_sync", "async_name", "name")
+    __slots__ = ("_async", "_resume", "_resume_async", "_sync", "async_name", "name", "names")
 
     def __init__(self, name: str, runner: Runner) -> None:
         self.name: Final = f"hookline:{name}"
         self.async_name: Final = f"hookline:{name}:async"
 
         def run(message: Message, user_id: str, session_id: str | None) -> bytes:
-            return complete(_body(runner, message, user_id, session_id, is_async=False))
+            return complete(run_body(runner, message, user_id, session_id, is_async=False))
 
         async def run_async(message: Message, user_id: str, session_id: str | None) -> bytes:
-            return await _body(runner, message, user_id, session_id, is_async=True)
+            return await run_body(runner, message, user_id, session_id, is_async=True)
+
+        def resume(state_json: str, decisions: Mapping[str, Any]) -> bytes:
+            return complete(resume_body(runner, state_json, decisions, is_async=False))
+
+        async def resume_async(state_json: str, decisions: Mapping[str, Any]) -> bytes:
+            return await resume_body(runner, state_json, decisions, is_async=True)
 
         self._sync: Final = DBOS.workflow(name=self.name)(run)
         self._async: Final = DBOS.workflow(name=self.async_name)(run_async)
+        self._resume: Final = DBOS.workflow(name=f"{self.name}:resume")(resume)
+        self._resume_async: Final = DBOS.workflow(name=f"{self.name}:resume:async")(resume_async)
+        self.names: Final = (
+            self.name,
+            self.async_name,
+            f"{self.name}:resume",
+            f"{self.name}:resume:async",
+        )
 
     def run(self, run_id: str, message: Message, user_id: str, session_id: str | None) -> RunResult:
         """Start run ``run_id``, or wait for it if it exists; its result, or its error raised."""
@@ -63,13 +72,24 @@ class Workflows:
         """``run`` for async code, on the async workflow."""
         if self._exists(await DBOS.get_workflow_status_async(run_id)):
             return await self.result_async(run_id)
-        try:
-            with SetWorkflowID(run_id):
-                blob = await self._async(message, user_id, session_id)
-        except StoredError as failed:
-            raise load(failed.blob) from None
-        result: RunResult = load(blob)
-        return result
+        with SetWorkflowID(run_id):
+            return await _awaited(self._async(message, user_id, session_id))
+
+    def resume(self, resume_id: str, state_json: str, decisions: Mapping[str, Any]) -> RunResult:
+        """Start the resume ``resume_id`` of a paused run, or wait for it if it exists."""
+        if self._exists(DBOS.get_workflow_status(resume_id)):
+            return self.result(resume_id)
+        with SetWorkflowID(resume_id):
+            return _result(lambda: self._resume(state_json, decisions))
+
+    async def resume_async(
+        self, resume_id: str, state_json: str, decisions: Mapping[str, Any]
+    ) -> RunResult:
+        """``resume`` for async code, on the async resume workflow."""
+        if self._exists(await DBOS.get_workflow_status_async(resume_id)):
+            return await self.result_async(resume_id)
+        with SetWorkflowID(resume_id):
+            return await _awaited(self._resume_async(state_json, decisions))
 
     def enqueue(
         self, queue: str, run_id: str, message: Message, user_id: str, session_id: str | None
@@ -96,17 +116,13 @@ class Workflows:
             handle: WorkflowHandleAsync[bytes] = await DBOS.retrieve_workflow_async(run_id)
         except dbos_errors.DBOSNonExistentWorkflowError:
             raise _unknown(run_id) from None
-        try:
-            result: RunResult = load(await handle.get_result())
-        except StoredError as failed:
-            raise load(failed.blob) from None
-        return result
+        return await _awaited(handle.get_result())
 
     def _exists(self, status: WorkflowStatus | None) -> bool:
         """Whether the run exists (asked first: attaching to a recovering run makes DBOS warn)."""
         if status is None:
             return False
-        if status.name not in (self.name, self.async_name):
+        if status.name not in self.names:
             msg = (
                 f"run id {status.workflow_id!r} names a run of DBOS workflow {status.name!r}, "
                 f"not one of this runner's ({self.name!r}); give each run its own id"
@@ -115,112 +131,12 @@ class Workflows:
         return True
 
 
-async def _body(
-    runner: Runner, message: Message, user_id: str, session_id: str | None, *, is_async: bool
-) -> bytes:
-    """One run inside its workflow: its result stored, or what failed it stored and raised."""
+async def _awaited(blob: Awaitable[bytes]) -> RunResult:
     try:
-        return dump(await _run(runner, message, user_id, session_id, is_async=is_async))
-    except Exception as exc:
-        raise stored(exc) from None
-
-
-async def _run(
-    runner: Runner, message: Message, user_id: str, session_id: str | None, *, is_async: bool
-) -> RunResult:
-    """The session loaded, the loop, the session saved: each a step or steps.
-
-    Pause and resume (issue 11) will fit here: a paused result waits for its
-    decisions with ``DBOS.recv`` (a durable wait a restart resumes), then the loop
-    resumes in this same workflow, before the session is saved.
-    """
-    run_id = DBOS.workflow_id
-    assert run_id is not None, "a durable run's body runs inside its workflow"
-    engine = DbosEngine(run_id, is_async=is_async)
-    session_id = engine.new_id() if session_id is None else session_id
-    store = runner.sessions
-    loaded = await engine.record("session load", partial(store.load, user_id, session_id))
-    deferred = _Deferred(store, loaded)
-    run = runner._start(
-        message,
-        user_id,
-        session_id,
-        (),
-        is_async=is_async,
-        run_id=run_id,
-        engine=engine,
-        sessions=deferred,
-    )
-    try:
-        result = await run.run(runner.agent, message)
-    finally:
-        runner._finish(run)
-    for name, write in deferred.writes:
-        await engine.record(name, write)
+        result: RunResult = load(await blob)
+    except StoredError as failed:
+        raise load(failed.blob) from None
     return result
-
-
-@final
-class _Deferred:
-    """The session store a durable run's loop sees: the session as recorded, writes kept.
-
-    The loop's load is the run's first step; its writes (the session's save, a paused
-    state's) are made after the loop, each a step, so a run recovered after them
-    neither writes twice nor continues a history that already holds its own turn.
-    Leases are the store's own: the run takes its session's lease as its run id, the
-    same on recovery.
-    """
-
-    __slots__ = ("loaded", "store", "writes")
-
-    def __init__(self, store: SessionStore, loaded: Session) -> None:
-        self.store = store
-        self.loaded = loaded
-        self.writes: list[tuple[str, Callable[[], object]]] = []
-
-    def load(self, user_id: str, session_id: str, /) -> Session:
-        """The session as the run's first step recorded it."""
-        return self.loaded
-
-    def save(
-        self,
-        user_id: str,
-        session_id: str,
-        messages: Sequence[Message],
-        /,
-        *,
-        version: int,
-        state: Mapping[str, Any] | None = None,
-    ) -> int:
-        """Keep the save for its step after the loop."""
-        save = partial(self.store.save, user_id, session_id, messages, version=version, state=state)
-        self.writes.append(("session save", save))
-        return version + 1
-
-    def save_paused(self, run_id: str, user_id: str, session_id: str, state_json: str, /) -> None:
-        """Keep the paused state's save for its step after the loop."""
-        save = partial(self.store.save_paused, run_id, user_id, session_id, state_json)
-        self.writes.append(("paused save", save))
-
-    def delete_paused(self, run_id: str, /) -> None:
-        """Keep the paused state's deletion for its step after the loop."""
-        self.writes.append(("paused delete", partial(self.store.delete_paused, run_id)))
-
-    def load_paused(self, run_id: str, /) -> str | None:
-        """The store's."""
-        return self.store.load_paused(run_id)
-
-    def delete(self, user_id: str, session_id: str, /) -> None:
-        """The store's."""
-        self.store.delete(user_id, session_id)
-
-    def acquire(self, user_id: str, session_id: str, /, *, owner: str, ttl: float) -> None:
-        """The store's."""
-        self.store.acquire(user_id, session_id, owner=owner, ttl=ttl)
-
-    def release(self, user_id: str, session_id: str, /, *, owner: str) -> None:
-        """The store's."""
-        self.store.release(user_id, session_id, owner=owner)
 
 
 def _result(get: Callable[[], bytes]) -> RunResult:

@@ -501,13 +501,13 @@ def _check_id(name: str, value: object) -> None:
         raise (TypeError if not isinstance(value, str) else ValueError)(msg)
 
 
-def _refuse_inside_loop(name: str, instead: str) -> None:
+def _refuse_inside_loop(name: str, instead: str, *, owner: str = "Runner") -> None:
     """A sync entry point cannot block a running event loop: say which one to await."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return
-    msg = f"Runner.{name}() was called inside a running event loop; use await runner.{instead}()"
+    msg = f"{owner}.{name}() was called inside a running event loop; use await runner.{instead}()"
     raise RuntimeError(msg)
 
 

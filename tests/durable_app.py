@@ -13,6 +13,9 @@ retry waits.
 - ``--flaky``: the hotel tool's first execution fails with ``ConnectionError``, which
   an error hook retries after the policy's jittered wait;
 - ``--run ID`` (repeatable): run these runs (``--mode async``: ``run_async``);
+- ``--pause``: a guard pauses the hotel call until a human decided; ``--store PATH`` keeps
+  sessions and paused states in a SQLite file; ``--resume ID`` approves what run ID waits
+  for (its state read from the store) and prints the resumed run;
 - ``--queue Q``: register DBOS queue Q and serve it; ``--enqueue N`` first puts N runs
   on it and prints their results, ``--serve`` prints ``ready`` and serves until stdin
   closes.
@@ -32,7 +35,17 @@ from pathlib import Path
 
 from dbos import DBOS
 
-from hooks import ErrorResult, Failure, OnToolError, Retry
+from hooks import (
+    Approve,
+    BeforeTool,
+    Cont,
+    ErrorResult,
+    Failure,
+    OnToolError,
+    PausableResult,
+    Pause,
+    Retry,
+)
 from runner import (
     Agent,
     DurableRunner,
@@ -41,6 +54,7 @@ from runner import (
     RetryEvent,
     RetryPolicy,
     RunResult,
+    SQLiteSessionStore,
     ToolCall,
     ToolContext,
     ToolResult,
@@ -78,7 +92,19 @@ class RetryConnectionErrors(OnToolError):
         return Retry(ctx) if retry else failure
 
 
-def build(log: Path, *, crash: bool, flaky: bool, slow: bool) -> DurableRunner:
+class AskBeforeTheHotel(BeforeTool):
+    """The hotel is booked only once a human decided."""
+
+    def before_tool(self, ctx: ToolContext, /) -> PausableResult[ToolContext, ToolResult]:
+        """Pause the hotel on a first pass."""
+        if ctx.call.name == "hotel" and ctx.decision is None:
+            return Pause("book the hotel?")
+        return Cont(ctx)
+
+
+def build(
+    log: Path, *, crash: bool, flaky: bool, slow: bool, pause: bool, store: Path | None
+) -> DurableRunner:
     """The trip agent's durable runner; its tools log to ``log``."""
 
     def executed(tool: str) -> int:
@@ -114,10 +140,12 @@ def build(log: Path, *, crash: bool, flaky: bool, slow: bool) -> DurableRunner:
         return f"car in {city}"
 
     agent = Agent("trip", TripModel(), tools=[flight, hotel, car])
+    guards: list[object] = [AskBeforeTheHotel()] if pause else []
     return DurableRunner(
         agent,
-        callbacks=[RetryConnectionErrors(log)],
+        callbacks=[RetryConnectionErrors(log), *guards],
         retry=RetryPolicy(max_attempts=3, base_delay=0.2, jitter=1.0),
+        sessions=None if store is None else SQLiteSessionStore(store),
     )
 
 
@@ -144,12 +172,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--flaky", action="store_true")
     parser.add_argument("--slow", action="store_true")
     parser.add_argument("--run", action="append", default=[])
+    parser.add_argument("--pause", action="store_true")
+    parser.add_argument("--store", type=Path)
+    parser.add_argument("--resume")
     parser.add_argument("--queue")
     parser.add_argument("--enqueue", type=int, default=0)
     parser.add_argument("--serve", action="store_true")
     parser.add_argument("--executor", default="local")
     args = parser.parse_args(argv)
-    durable = build(args.log, crash=args.crash, flaky=args.flaky, slow=args.slow)
+    durable = build(
+        args.log,
+        crash=args.crash,
+        flaky=args.flaky,
+        slow=args.slow,
+        pause=args.pause,
+        store=args.store,
+    )
     DBOS(
         config={
             "name": "hookline-tests",
@@ -168,6 +206,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 result = durable.run("book Paris", run_id=run_id)
             print(summary(result), flush=True)
+        if args.resume:
+            state = durable.paused(args.resume)
+            assert state is not None, f"no paused run {args.resume!r} in the store"
+            decisions = {request.id: Approve() for request in state.pending}
+            print(summary(durable.resume(state, decisions)), flush=True)
         queued = [
             durable.enqueue(args.queue, "book Paris", run_id=f"queued-{n}")
             for n in range(args.enqueue)

@@ -149,3 +149,25 @@ def test_two_workers_on_one_postgres_queue_run_each_of_twenty_runs_once(
         assert tools == ["flight", "hotel", "car"], n
     workers = {line.rsplit("pid=", 1)[1] for line in log.read_text(encoding="utf-8").splitlines()}
     assert len(workers) == 2
+
+
+def test_a_paused_run_resumes_after_a_restart_and_survives_a_crash_in_its_resume(
+    database: str, tmp_path: Path
+) -> None:
+    """Paused in one process; resumed in another that dies inside the approved call; the
+    next process recovers the resume and finishes: each tool ran as if nothing happened
+    but the killed call, and the answer is an uninterrupted run's."""
+    log, store = tmp_path / "tools.log", str(tmp_path / "sessions.db")
+    paused = results(app(database, log, "--pause", "--store", store, "--run", "trip"))
+    assert [run["status"] for run in paused] == ["paused"]
+    crashed = app(database, log, "--pause", "--store", store, "--crash", "--resume", "trip")
+    assert (crashed.returncode, crashed.stdout) == (CRASHED, ""), crashed.stderr
+    (finished,) = results(app(database, log, "--pause", "--store", store, "--resume", "trip"))
+    assert (finished["status"], finished["output"], finished["run_id"]) == (
+        "completed",
+        ANSWER,
+        "trip",
+    )
+    ran = executions(log, "trip")
+    assert Counter(tool for tool, _ in ran) == {"flight": 1, "hotel": 2, "car": 1}
+    assert len({key for tool, key in ran if tool == "hotel"}) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,24 +13,32 @@ import pytest
 from dbos import DBOS
 
 from hooks import (
+    Approve,
     BeforeTool,
     Cont,
+    Decision,
+    Edit,
     ErrorResult,
     Failure,
     OnToolError,
     PausableResult,
     Pause,
+    Reject,
     Retry,
 )
 from runner import (
     Agent,
     DurableRunner,
     InMemorySessions,
+    InvalidDecisions,
     ModelRequest,
     ModelResponse,
+    ResumeRefused,
     RetryEvent,
     RetryPolicy,
     Runner,
+    RunResult,
+    RunState,
     ScriptedModel,
     Session,
     StopRun,
@@ -262,6 +271,69 @@ def test_a_paused_durable_run_ends_its_workflow_paused_with_its_state_stored(mod
     assert runner.run("book Paris", run_id=run_id).pending == result.pending
 
 
+def resume_durable(
+    runner: DurableRunner, mode: Mode, state: RunState, decisions: Mapping[str, Decision]
+) -> RunResult:
+    """``resume`` in sync mode, ``resume_async`` otherwise."""
+    if mode == "sync":
+        return runner.resume(state, decisions)
+    return asyncio.run(runner.resume_async(state, decisions))
+
+
+def test_a_paused_durable_run_resumes_as_a_workflow_of_its_own(mode: Mode) -> None:
+    """The resume runs the approved call and the rest as steps of its own workflow, saves
+    the session once, forgets the paused state, and answers as the same run."""
+    tools, sessions = Tools(), InMemorySessions()
+    runner = durable(trip(tools), callbacks=[AskFirst()], sessions=sessions)
+    run_id = unique("resumed")
+    paused = drive_durable(runner, mode, "book Paris", run_id=run_id, session_id="s")
+    (flight,) = paused.pending
+    after_flight = resume_durable(runner, mode, paused.state, {flight.id: Approve()})
+    assert (after_flight.status, after_flight.run_id) == ("paused", run_id)
+    (hotel,) = after_flight.pending
+    assert hotel.call.name == "hotel"
+    done = resume_durable(runner, mode, after_flight.state, {hotel.id: Edit({"city": "Nice"})})
+    assert (done.status, done.output) == ("completed", "Done: flight to Paris; hotel in Nice.")
+    assert tools.ran() == ["flight", "hotel"]
+    assert runner.paused(run_id) is None
+    assert [m.content for m in sessions.load("user", "s").messages][-1] == done.output
+    resumes = [
+        status.workflow_id
+        for status in DBOS.list_workflows()
+        if status.workflow_id.startswith(f"{run_id}:resume:")
+    ]
+    assert len(resumes) == 2
+    names = [step["function_name"] for step in DBOS.list_workflow_steps(resumes[-1])]
+    assert names[:2] == ["session load", "paused load"]
+    assert names[-2:] == ["session save", "paused delete"]
+
+
+def test_resuming_with_the_same_decisions_again_returns_the_same_result(mode: Mode) -> None:
+    """The resume's id derives from the state and the decisions: again, nothing runs twice;
+    other decisions for the resumed state are refused."""
+    tools = Tools()
+    runner = durable(trip(tools), callbacks=[AskFirst()], sessions=InMemorySessions())
+    paused = drive_durable(runner, mode, "book Paris", run_id=unique("twice"))
+    decisions: dict[str, Decision] = {paused.pending[0].id: Approve()}
+    first = resume_durable(runner, mode, paused.state, decisions)
+    again = resume_durable(runner, mode, paused.state, decisions)
+    assert untimed(again) == untimed(first)
+    assert tools.ran() == ["flight"]
+    with pytest.raises(ResumeRefused, match="keeps a later paused state"):
+        resume_durable(runner, mode, paused.state, {paused.pending[0].id: Reject("no")})
+    assert tools.ran() == ["flight"]
+
+
+def test_bad_decisions_are_refused_before_any_workflow_starts() -> None:
+    """``InvalidDecisions`` in the caller: no resume workflow is recorded."""
+    runner = durable(trip(Tools()), callbacks=[AskFirst()], sessions=InMemorySessions())
+    run_id = unique("bad")
+    paused = runner.run("book Paris", run_id=run_id)
+    with pytest.raises(InvalidDecisions):
+        runner.resume(paused.state, {"nope": Approve()})
+    assert not [s for s in DBOS.list_workflows() if s.workflow_id.startswith(f"{run_id}:")]
+
+
 def test_a_fresh_session_is_named_from_the_run_id() -> None:
     """``session_id=None``: the session's id is derived from the run id, the same every time."""
     runner = durable(Agent("fresh", ScriptedModel(default="hi")))
@@ -345,7 +417,7 @@ def test_misuse_is_refused_with_what_to_do_instead() -> None:
     async def inside_a_loop() -> None:
         runner.run("hello")
 
-    with pytest.raises(RuntimeError, match="use run_async"):
+    with pytest.raises(RuntimeError, match=r"use await runner.run_async\(\)"):
         asyncio.run(inside_a_loop())
     with pytest.raises(LookupError, match=r"DBOS.register_queue\('nowhere'\)"):
         runner.enqueue("nowhere", "hello")
