@@ -7,6 +7,10 @@ log's tip appends to the log in place: every older view still sees only its own
 prefix, so views stay immutable. Extending a view that is not at the tip (two runs
 that loaded the same session, or a run that dropped its last message) copies its
 prefix into a new log once; that fork is the only copy.
+
+``Conversation`` holds an agent's transcript as it grows during its turn; ``settled``
+and ``answered`` are what a completed and a stopped run save (each looks at the end
+of the history only, so saving costs the same however long it is).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Final, SupportsIndex, cast, final, overload
 
 from hooks import Message
 
-__all__ = ["Transcript"]
+__all__ = ["Conversation", "Transcript", "answered", "settled"]
 
 
 @final
@@ -170,3 +174,45 @@ def _shared(a: _Log, b: _Log) -> int | None:
 def _rebuild(head: tuple[Message, ...], body: tuple[Message, ...]) -> Transcript:
     """A transcript of ``head`` then ``body`` (what ``Transcript.__reduce__`` saves)."""
     return Transcript(body).headed(head)
+
+
+@final
+class Conversation:
+    """An agent's conversation as it grows during its turn (what a stopped run saves)."""
+
+    __slots__ = ("messages",)
+
+    def __init__(self, messages: Transcript) -> None:
+        self.messages = messages
+
+
+def settled(history: Transcript) -> Transcript:
+    """A completed run's history, its final answer without tool calls nobody will answer.
+
+    A final answer comes from the model only without tool calls; one that a hook gave
+    (a ``before_agent`` halt, an ``after_agent`` replacement) may carry some, which the
+    next turn's model API would refuse as unanswered: the text is kept, the calls not.
+    Looks at the last message only, so a turn costs the same however long the history.
+    """
+    last = history[-1] if len(history) else None
+    if last is None or last.role != "assistant" or not last.tool_calls:
+        return history
+    return history.prefix(len(history) - 1).append(Message("assistant", last.content))
+
+
+def answered(history: Transcript) -> Transcript:
+    """``history`` without a last tool-calling turn whose calls did not all get results.
+
+    A run stopped between a tool call and its result would otherwise save a
+    conversation that model APIs refuse on the next turn.
+    """
+    answered: set[str | None] = set()
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message.role == "tool":
+            answered.add(message.tool_call_id)
+        elif message.role == "assistant" and message.tool_calls:
+            if answered.issuperset(call.id for call in message.tool_calls):
+                return history
+            return history.prefix(index)
+    return history

@@ -11,9 +11,7 @@ call { guarded tool call } } -> ``after_agent`` (the guarded operation: ``_guard
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from types import MappingProxyType
 from typing import Any, Final, TypeVar, assert_never, final
 
@@ -24,7 +22,6 @@ from hooks import (
     CompiledCallbacks,
     Cont,
     Decision,
-    Edit,
     Failure,
     Halt,
     Invocation,
@@ -36,33 +33,25 @@ from hooks import (
     State,
     StopRun,
     Success,
-    ToolCall,
-    ToolContext,
-    ToolResult,
 )
 from runner._agent import Agent
-from runner._arguments import UnparsedArguments
+from runner._calls import batch
 from runner._errors import (
     MaxStepsExceeded,
     ResumeRefused,
-    ToolArgumentsError,
-    UnknownToolError,
 )
 from runner._events import (
     ErrorEvent,
     ModelResponseEvent,
-    PauseEvent,
     RunResult,
     RunStatus,
     StopEvent,
-    ToolCallEvent,
-    ToolResultEvent,
     UserMessageEvent,
 )
-from runner._guarded import MODEL, TOOL, CallPaused, guarded
-from runner._history import Transcript
+from runner._guarded import MODEL, guarded
+from runner._history import Conversation, Transcript, answered, settled
 from runner._leases import RunLease
-from runner._pending import BatchPaused, Frame, Held, PendingRequest, TurnPaused, request_id
+from runner._pending import BatchPaused, Frame, TurnPaused
 from runner._plan import Plan
 from runner._record import Record
 from runner._runstate import RunState
@@ -72,16 +61,6 @@ from runner._settings import Settings
 __all__ = ["Run"]
 
 T = TypeVar("T")
-
-
-@final
-class _Conversation:
-    """An agent's conversation as it grows during its turn (what a stopped run saves)."""
-
-    __slots__ = ("messages",)
-
-    def __init__(self, messages: Transcript) -> None:
-        self.messages = messages
 
 
 @final
@@ -177,7 +156,7 @@ class Run:
         self, root: Agent, session: Session, message: Message, frame: Frame | None
     ) -> RunResult:
         stored = session.messages
-        history = _Conversation(stored if isinstance(stored, Transcript) else Transcript(stored))
+        history = Conversation(stored if isinstance(stored, Transcript) else Transcript(stored))
         try:
             response = await self.turn(
                 self.plan(root, root.name), message, history, self.record, frame
@@ -185,7 +164,7 @@ class Run:
         except StopRun as stop:
             now = self.settings.engine.now()
             self.record.add(StopEvent(root.name, root.name, now, reason=stop.reason))
-            self._save(_answered(history.messages), session.version)
+            self._save(answered(history.messages), session.version)
             return self._result(root, "", "stopped", stop.reason, None)
         except TurnPaused as paused:
             # The session stays at the version the state builds on (the turn so far
@@ -197,14 +176,14 @@ class Run:
                 self.id, self.user_id, self.session_id, result.state.to_json()
             )
             return result
-        self._save(_settled(history.messages), session.version)
+        self._save(settled(history.messages), session.version)
         return self._result(root, response.text, "completed", None, response)
 
     def turn(
         self,
         plan: Plan,
         message: Message,
-        history: _Conversation,
+        history: Conversation,
         record: Record,
         frame: Frame | None = None,
     ) -> Awaitable[ModelResponse]:
@@ -217,7 +196,7 @@ class Run:
         self,
         plan: Plan,
         message: Message,
-        history: _Conversation,
+        history: Conversation,
         record: Record,
         frame: Frame | None = None,
     ) -> ModelResponse:
@@ -272,7 +251,7 @@ class Run:
                 assert_never(final)
 
     async def loop(
-        self, plan: Plan, history: _Conversation, record: Record, frame: Frame | None
+        self, plan: Plan, history: Conversation, record: Record, frame: Frame | None
     ) -> Outcome[ModelResponse]:
         """Model turns until one answers without tool calls, or a model call fails.
 
@@ -280,7 +259,7 @@ class Run:
         """
         agent = plan.agent
         if frame is not None:
-            await self.batch(plan, frame.calls, history, record, step=frame.step, frame=frame)
+            await batch(self, plan, frame.calls, history, record, step=frame.step, frame=frame)
         while True:
             self.steps += 1
             if self.steps > self.settings.max_steps:
@@ -307,157 +286,12 @@ class Run:
             if not response.tool_calls:
                 return outcome
             calls = response.tool_calls
-            await self.batch(plan, calls, history, record, step=self.steps, frame=None)
-
-    async def batch(
-        self,
-        plan: Plan,
-        calls: Sequence[ToolCall],
-        history: _Conversation,
-        record: Record,
-        *,
-        step: int,
-        frame: Frame | None,
-    ) -> None:
-        """The tool calls of one model response, their results added to the history.
-
-        When some paused, the others still ran: ``BatchPaused`` carries both.
-        """
-        done = await self.tool_calls(plan, calls, record, step, frame)
-        results = [result for result in done if isinstance(result, ToolResult)]
-        if len(results) != len(done):
-            raise BatchPaused(step, calls, done)
-        history.messages = history.messages.extend(
-            Message("tool", result.content, tool_call_id=call.id, name=call.name)
-            for call, result in zip(calls, results, strict=True)
-        )
-
-    async def tool_calls(
-        self,
-        plan: Plan,
-        calls: Sequence[ToolCall],
-        record: Record,
-        step: int,
-        frame: Frame | None = None,
-    ) -> list[ToolResult | Held]:
-        """Run the calls of one response: one by one, or concurrently in an async run.
-
-        An ordered engine (a durable run's) takes them one by one in async runs too.
-        Concurrent calls record into their own records, kept in the model's order. When
-        callbacks of several concurrent calls raise, the first error is raised, the
-        other calls are cancelled, and what they raised is noted on the first error.
-        """
-        settings = self.settings
-        if not settings.is_async or settings.engine.ordered or len(calls) == 1:
-            return [await self.tool_call(plan, call, record, step, frame) for call in calls]
-        records = [record.child() for _ in calls]
-        tasks = [
-            asyncio.ensure_future(self.tool_call(plan, call, own, step, frame))
-            for call, own in zip(calls, records, strict=True)
-        ]
-        try:
-            return list(await asyncio.gather(*tasks))
-        except BaseException as first:
-            for task in tasks:
-                task.cancel()
-            others = await asyncio.gather(*tasks, return_exceptions=True)
-            for call, other in zip(calls, others, strict=True):
-                if isinstance(other, Exception) and other is not first:
-                    first.add_note(
-                        f"tool call {call.id!r} ({call.name}) running alongside also raised "
-                        f"{type(other).__name__}: {other}"
-                    )
-            raise
-        finally:
-            for own in records:
-                record.take(own)
-
-    async def tool_call(
-        self, plan: Plan, call: ToolCall, record: Record, step: int, frame: Frame | None = None
-    ) -> ToolResult | Held:
-        """One tool call with its hooks; an unrecovered error becomes an error result.
-
-        A call a ``before_tool`` hook paused, or whose sub-agent paused, is ``Held``. In a
-        resumed turn a call that ran before the pause keeps its result, and a paused one
-        passes its guards again with the human's decision in ``ctx.decision``.
-        """
-        decision: Decision | None = None
-        child: Frame | None = None
-        if frame is not None:
-            ran = frame.results.get(call.id)
-            if ran is not None:
-                return ran
-            request = frame.requests.get(call.id)
-            decision = None if request is None else self.decisions[request.id]
-            child = frame.children.get(call.id)
-            if type(decision) is Edit:
-                call = replace(call, args=decision.args)
-        record.add(ToolCallEvent(*plan.here(), call=call))
-        operation = guarded(
-            self.settings,
-            plan,
-            TOOL,
-            ToolContext(plan.invocation, call, decision=decision),
-            execute=lambda ctx: self._tool(plan, ctx, record, child),
-            record=record,
-        )
-        telemetry = self.settings.telemetry  # traced: inside the call's execute_tool span
-        try:
-            outcome, ctx = await (
-                operation if telemetry is None else telemetry.tool(plan, call, operation)
-            )
-        except CallPaused as paused:
-            request = PendingRequest(
-                request_id(self.id, plan.branch, step, call.id),
-                paused.ctx.call,
-                paused.reason,
-                plan.agent.name,
-                plan.branch,
-            )
-            record.add(PauseEvent(*plan.here(), request=request))
-            return Held(request, None)
-        except TurnPaused as inside:  # a sub-agent this call ran paused
-            return Held(None, inside.frame)
-        match outcome:
-            case Success(result):
-                pass
-            case Failure(error):
-                result = ToolResult(f"{type(error).__name__}: {error}", is_error=True)
-            case _:
-                assert_never(outcome)
-        record.add(ToolResultEvent(*plan.here(), call=ctx.call, result=result))
-        return result
+            await batch(self, plan, calls, history, record, step=self.steps, frame=None)
 
     def _model(self, plan: Plan) -> Callable[[ModelContext], Coroutine[Any, Any, Outcome[Any]]]:
         settings = self.settings
         model = settings.engine.model
         return lambda ctx: model(settings, plan, ctx)
-
-    async def _tool(
-        self, plan: Plan, ctx: ToolContext, record: Record, frame: Frame | None
-    ) -> Outcome[ToolResult]:
-        """One attempt at ``ctx.call``: a tool, or a sub-agent's whole turn (``frame``: the
-        sub-agent's paused turn, when a resumed run goes on inside it)."""
-        agent, call = plan.agent, ctx.call
-        tool = agent.tools.get(call.name)
-        if tool is None:
-            return Failure(UnknownToolError(call.name, tuple(agent.tools)))
-        if isinstance(call.args, UnparsedArguments):  # the model's text was no JSON object
-            return Failure(ToolArgumentsError(call.name, call.args.raw, call.args.problem))
-        if not isinstance(tool, Agent):
-            settings = self.settings
-            return await settings.engine.tool(settings, ctx, tool, agent.tool_is_async[call.name])
-        request = _request_of(call.args)
-        if request is None:
-            problem = "a sub-agent takes one str argument 'request'"
-            return Failure(ToolArgumentsError(call.name, call.args, problem))
-        sub = self.plan(tool, f"{plan.branch}/{tool.name}")
-        # The sub-agent's own hooks had their chance: its unrecovered model error, or a
-        # callback's exception, is raised here and fails the whole run, never offered to
-        # the parent's tool error hooks as a tool failure.
-        message = Message("user", request) if frame is None else frame.message
-        response = await self.turn(sub, message, _Conversation(Transcript()), record, frame)
-        return Success(ToolResult(response.text))
 
     def _save(self, messages: Transcript, version: int) -> None:
         state = self.state.snapshot(scope="session")
@@ -503,44 +337,6 @@ class Run:
             usage,
             state.pending,
         )
-
-
-def _request_of(args: Mapping[str, Any]) -> str | None:
-    """A sub-agent call's ``request``, or ``None`` when the arguments are not exactly that."""
-    request: object = args.get("request")
-    return request if isinstance(request, str) and len(args) == 1 else None
-
-
-def _settled(history: Transcript) -> Transcript:
-    """A completed run's history, its final answer without tool calls nobody will answer.
-
-    A final answer comes from the model only without tool calls; one that a hook gave
-    (a ``before_agent`` halt, an ``after_agent`` replacement) may carry some, which the
-    next turn's model API would refuse as unanswered: the text is kept, the calls not.
-    Looks at the last message only, so a turn costs the same however long the history.
-    """
-    last = history[-1] if len(history) else None
-    if last is None or last.role != "assistant" or not last.tool_calls:
-        return history
-    return history.prefix(len(history) - 1).append(Message("assistant", last.content))
-
-
-def _answered(history: Transcript) -> Transcript:
-    """``history`` without a last tool-calling turn whose calls did not all get results.
-
-    A run stopped between a tool call and its result would otherwise save a
-    conversation that model APIs refuse on the next turn.
-    """
-    answered: set[str | None] = set()
-    for index in range(len(history) - 1, -1, -1):
-        message = history[index]
-        if message.role == "tool":
-            answered.add(message.tool_call_id)
-        elif message.role == "assistant" and message.tool_calls:
-            if answered.issuperset(call.id for call in message.tool_calls):
-                return history
-            return history.prefix(index)
-    return history
 
 
 def _assistant(response: ModelResponse) -> Message:
