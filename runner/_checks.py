@@ -1,4 +1,5 @@
-"""Checks of the numbers and lists the runner is built from, each raising a clear error.
+"""Checks of what the runner is given (numbers, lists, ids, messages, stores), each
+raising a clear error.
 
 A wrong type is a ``TypeError``, a wrong value of the right type a ``ValueError``;
 both messages name the field, what was expected and what was got.
@@ -6,17 +7,26 @@ both messages name the field, what was expected and what was got.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Sequence
-from typing import TypeGuard
+from typing import Final, TypeGuard
+
+from hooks import Message
 
 __all__ = [
+    "STORE_METHODS",
+    "as_message",
+    "check_id",
+    "check_type",
     "got",
     "int_at_least",
     "is_list",
     "non_negative_float",
     "positive_float",
     "positive_int",
+    "refuse_inside_loop",
+    "store_hint",
 ]
 
 
@@ -70,3 +80,54 @@ def is_list(value: object) -> TypeGuard[Sequence[object]]:
 def got(value: object) -> str:
     """``value`` for an error message: its type's name, then its repr, cut at 60 characters."""
     return f"{type(value).__name__} {value!r:.60}"
+
+
+STORE_METHODS: Final = (  # what a SessionStore has, named when a store lacks some
+    "load",
+    "save",
+    "delete",
+    "acquire",
+    "release",
+    "save_paused",
+    "load_paused",
+    "delete_paused",
+)
+
+
+def check_type(name: str, value: object, expected: type, hint: str) -> None:
+    """Refuse ``value`` unless it is an ``expected``; ``hint`` says what to pass."""
+    if not isinstance(value, expected):
+        msg = f"{name} must be a {expected.__name__}, got {type(value).__name__}; {hint}"
+        raise TypeError(msg)
+
+
+def store_hint(store: object) -> str:
+    """What a session store has, and which of it ``store`` lacks."""
+    missing = [name for name in STORE_METHODS if not callable(getattr(store, name, None))]
+    return f"a store has {', '.join(STORE_METHODS)}; this one has no {', '.join(missing)}"
+
+
+def check_id(name: str, value: object) -> None:
+    """Refuse an id that is no non-empty str."""
+    if not isinstance(value, str) or not value:
+        msg = f"{name} must be a non-empty str, got {type(value).__name__} {value!r}"
+        raise (TypeError if not isinstance(value, str) else ValueError)(msg)
+
+
+def refuse_inside_loop(name: str, instead: str, *, owner: str = "Runner") -> None:
+    """A sync entry point cannot block a running event loop: say which one to await."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    msg = f"{owner}.{name}() was called inside a running event loop; use await runner.{instead}()"
+    raise RuntimeError(msg)
+
+
+def as_message(message: str | Message) -> Message:
+    if isinstance(message, Message):
+        return message
+    if isinstance(message, str):
+        return Message("user", message)
+    msg = f"a run takes a str or a Message, got {type(message).__name__}"  # type: ignore[unreachable]
+    raise TypeError(msg)

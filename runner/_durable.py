@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from hooks import Decision, DispatchPolicy, Message
 from runner._agent import Agent
+from runner._checks import as_message, check_id, refuse_inside_loop
 from runner._events import RunResult
 from runner._resume import checked_decisions
 from runner._retry import RetryPolicy
-from runner._runner import Runner, _check_id, _message, _refuse_inside_loop
+from runner._runner import Runner
 from runner._runstate import RunState, encode_decision
 from runner._sessions import SessionStore
 
@@ -106,7 +107,7 @@ class DurableRunner:
             executor=executor,
         )
         name = agent.name if name is None else name
-        _check_id("DurableRunner name", name)
+        check_id("DurableRunner name", name)
         with _names_lock:
             if name in _names:
                 msg = (
@@ -134,7 +135,7 @@ class DurableRunner:
         error is raised with its own type, as from ``Runner.run``. Needs a launched
         DBOS; raises ``RuntimeError`` inside a running event loop (use ``run_async``).
         """
-        _refuse_inside_loop("run", "run_async", owner="DurableRunner")
+        refuse_inside_loop("run", "run_async", owner="DurableRunner")
         return self._workflows.run(*self._inputs(message, run_id, user_id, session_id))
 
     async def run_async(
@@ -163,7 +164,7 @@ class DurableRunner:
         and registered the queue (``DBOS.register_queue(queue)``) may take the run;
         DBOS hands each queued run to one of them.
         """
-        _check_id("queue", queue)
+        check_id("queue", queue)
         inputs = self._inputs(message, run_id, user_id, session_id)
         self._workflows.enqueue(queue, *inputs)
         return inputs[0]
@@ -173,12 +174,12 @@ class DurableRunner:
 
         Raises ``LookupError`` when no run has that id.
         """
-        _check_id("run_id", run_id)
+        check_id("run_id", run_id)
         return self._workflows.result(run_id)
 
     async def result_async(self, run_id: str) -> RunResult:
         """``result`` for async code."""
-        _check_id("run_id", run_id)
+        check_id("run_id", run_id)
         return await self._workflows.result_async(run_id)
 
     def resume(self, state: RunState, decisions: Mapping[str, Decision]) -> RunResult:
@@ -190,7 +191,7 @@ class DurableRunner:
         (waiting if it is under way or recovering after a crash); other decisions for a
         state already resumed are refused when the workflow starts (``ResumeRefused``).
         """
-        _refuse_inside_loop("resume", "resume_async", owner="DurableRunner")
+        refuse_inside_loop("resume", "resume_async", owner="DurableRunner")
         return self._workflows.resume(*self._resume_inputs(state, decisions))
 
     async def resume_async(self, state: RunState, decisions: Mapping[str, Decision]) -> RunResult:
@@ -218,10 +219,10 @@ class DurableRunner:
         self, message: str | Message, run_id: str | None, user_id: str, session_id: str | None
     ) -> tuple[str, Message, str, str | None]:
         """The workflow's id and inputs, each checked before anything is started."""
-        checked = _message(message)
-        _check_id("user_id", user_id)
+        checked = as_message(message)
+        check_id("user_id", user_id)
         if session_id is not None:
-            _check_id("session_id", session_id)
+            check_id("session_id", session_id)
         return self._run_id(run_id), checked, user_id, session_id
 
     def _resume_inputs(
@@ -239,5 +240,5 @@ class DurableRunner:
     def _run_id(self, run_id: str | None) -> str:
         if run_id is None:
             return secrets.token_hex(16)
-        _check_id("run_id", run_id)
+        check_id("run_id", run_id)
         return run_id

@@ -9,23 +9,29 @@ import threading
 import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from operator import is_
 from typing import TYPE_CHECKING, Final, final
 
 from hooks import (
-    CompiledCallbacks,
     Decision,
     DispatchPolicy,
     Message,
     compile_callbacks,
 )
 from runner._agent import Agent
-from runner._checks import positive_float, positive_int
+from runner._callbacks import CallbackTable
+from runner._checks import (
+    as_message,
+    check_id,
+    check_type,
+    positive_float,
+    positive_int,
+    refuse_inside_loop,
+    store_hint,
+)
 from runner._drive import complete
 from runner._events import RunFinishedEvent, RunResult, RunStartedEvent, StreamEvent
 from runner._executor import IN_PROCESS, Engine
 from runner._leases import RunLease
-from runner._readiness import ready_for_async, ready_for_sync
 from runner._resume import checked_decisions
 from runner._retry import RetryPolicy
 from runner._runstate import RunState
@@ -44,18 +50,7 @@ __all__ = ["Runner"]
 
 logger: Final = logging.getLogger("runner")
 
-_COMBINED_SIZE: Final = 64
 _DEFAULT_POLICY: Final = DispatchPolicy()
-_STORE_METHODS: Final = (
-    "load",
-    "save",
-    "delete",
-    "acquire",
-    "release",
-    "save_paused",
-    "load_paused",
-    "delete_paused",
-)
 
 
 @final
@@ -88,14 +83,12 @@ class Runner:
 
     __slots__ = (
         "_active",
-        "_agent_callbacks",
-        "_agents",
         "_closed",
-        "_combined",
         "_executor",
         "_lock",
         "_owns_executor",
         "_owns_sessions",
+        "_table",
         "_telemetry",
         "agent",
         "callbacks",
@@ -123,17 +116,17 @@ class Runner:
         capture_content: bool | None = None,
     ) -> None:
         # Untyped callers may pass anything: each argument is refused here, not mid-run.
-        _check_type("agent", agent, Agent, "Runner drives an Agent")
-        _check_type("retry", retry, RetryPolicy, "pass a RetryPolicy(...)")
-        _check_type("policy", policy, DispatchPolicy, "pass a DispatchPolicy(...)")
+        check_type("agent", agent, Agent, "Runner drives an Agent")
+        check_type("retry", retry, RetryPolicy, "pass a RetryPolicy(...)")
+        check_type("policy", policy, DispatchPolicy, "pass a DispatchPolicy(...)")
         if sessions is not None:
-            _check_type("sessions", sessions, SessionStore, _store_hint(sessions))
+            check_type("sessions", sessions, SessionStore, store_hint(sessions))
         if executor is not None:
-            _check_type("executor", executor, Executor, "e.g. a ThreadPoolExecutor")
+            check_type("executor", executor, Executor, "e.g. a ThreadPoolExecutor")
         if rng is not None:
-            _check_type("rng", rng, random.Random, "e.g. random.Random(seed)")
+            check_type("rng", rng, random.Random, "e.g. random.Random(seed)")
         if capture_content is not None:
-            _check_type("capture_content", capture_content, bool, "True, False or None")
+            check_type("capture_content", capture_content, bool, "True, False or None")
             if tracer_provider is None:
                 msg = "capture_content is for traced runs: pass tracer_provider=... too"
                 raise ValueError(msg)
@@ -146,15 +139,8 @@ class Runner:
         self.sessions: Final[SessionStore] = InMemorySessions() if sessions is None else sessions
         self.rng: Final = rng or random.Random()
         self.session_lease: Final = positive_float("session_lease", session_lease)
-        self._agents: Final = tuple(agent.walk())
-        # Each agent's own callbacks, validated once here rather than on every run.
-        self._agent_callbacks: Final = {
-            id(each): compile_callbacks(each.callbacks) for each in self._agents
-        }
-        # The run callbacks' items (by identity) -> (them, per agent id the full list).
-        self._combined: dict[
-            tuple[int, ...], tuple[tuple[object, ...], dict[int, CompiledCallbacks]]
-        ] = {}
+        agents = tuple(agent.walk())
+        self._table: Final = CallbackTable(self.callbacks, agents)
         self._owns_executor: Final = executor is None
         self._executor: Executor | None = executor
         self._closed = False
@@ -165,7 +151,7 @@ class Runner:
         self._telemetry: Final = (
             None
             if tracer_provider is None
-            else _telemetry(tracer_provider, capture_content, self._agents)
+            else _telemetry(tracer_provider, capture_content, agents)
         )
 
     def run(
@@ -184,10 +170,10 @@ class Runner:
         raised with its own type; a ``StopRun`` ends the run with ``status="stopped"``.
         Raises ``RuntimeError`` inside a running event loop: use ``run_async`` there.
         """
-        _refuse_inside_loop("run", "run_async")
+        refuse_inside_loop("run", "run_async")
         run = self._start(message, user_id, session_id, callbacks, is_async=False)
         try:
-            return complete(run.run(self.agent, _message(message)))
+            return complete(run.run(self.agent, as_message(message)))
         finally:
             self._finish(run)
 
@@ -203,7 +189,7 @@ class Runner:
         on the executor, and runs the tool calls of one model response concurrently."""
         run = self._start(message, user_id, session_id, callbacks, is_async=True)
         try:
-            return await run.run(self.agent, _message(message))
+            return await run.run(self.agent, as_message(message))
         finally:
             self._finish(run)
 
@@ -225,7 +211,7 @@ class Runner:
         ``ResumeRefused`` when the state cannot go on (not paused; resumed already or the
         session used since; an agent or tool this runner lacks).
         """
-        _refuse_inside_loop("resume", "resume_async")
+        refuse_inside_loop("resume", "resume_async")
         state, every = checked_decisions(self.agent, state, decisions)
         run = self._resumed(state, every, callbacks, is_async=False)
         try:
@@ -239,7 +225,7 @@ class Runner:
         A run that pauses leaves its state in the store (with ``SQLiteSessionStore``, for
         any process on the same file) until a resume ends it.
         """
-        _check_id("run_id", run_id)
+        check_id("run_id", run_id)
         text = self.sessions.load_paused(run_id)
         return None if text is None else RunState.from_json(text)
 
@@ -282,7 +268,7 @@ class Runner:
         channel = Channel()
         run = self._start(message, user_id, session_id, callbacks, is_async=True, channel=channel)
         outcome: Outcome[RunResult] = Outcome()
-        steps = trampoline(lambda: run.run(self.agent, _message(message)), channel, outcome)
+        steps = trampoline(lambda: run.run(self.agent, as_message(message)), channel, outcome)
         try:
             yield RunStartedEvent(
                 run_id=run.id, session_id=run.session_id, agent=self.agent.name, time=time.time()
@@ -307,7 +293,7 @@ class Runner:
                 return
             self._closed = True
             idle = not self._active
-        self._combined.clear()
+        self._table.clear()
         if idle:
             self._release()
 
@@ -342,11 +328,11 @@ class Runner:
     ) -> Run:
         """A run, claimed on its session and its lease; ``resume`` gives the run id, a durable
         runner the engine, the id and the store the loop sees."""
-        _message(message)  # refused before anything is claimed
-        _check_id("user_id", user_id)
+        as_message(message)  # refused before anything is claimed
+        check_id("user_id", user_id)
         if session_id is not None:
-            _check_id("session_id", session_id)
-        table = self._callbacks_for(compile_callbacks(callbacks), check_sync=not is_async)
+            check_id("session_id", session_id)
+        table = self._table.for_run(compile_callbacks(callbacks), check_sync=not is_async)
         run_id = engine.new_id() if run_id is None else run_id
         session_id = engine.new_id() if session_id is None else session_id
         lease = RunLease(self.sessions, user_id, session_id, owner=run_id, ttl=self.session_lease)
@@ -436,33 +422,6 @@ class Runner:
         if self._owns_sessions and isinstance(self.sessions, InMemorySessions):
             self.sessions.clear()
 
-    def _callbacks_for(
-        self, run_callbacks: CompiledCallbacks, *, check_sync: bool
-    ) -> dict[int, CompiledCallbacks]:
-        """Per agent id: the runner's, the run's, then the agent's own callbacks.
-
-        Made once per run-callbacks list, keyed by the identity of its items, so a
-        fresh list of the same callbacks (``callbacks=[guard]`` on every call) builds
-        nothing.
-        """
-        items = run_callbacks.callbacks
-        key = tuple(map(id, items))
-        entry = self._combined.get(key)
-        if entry is None or not all(map(is_, entry[0], items)):
-            base = self.callbacks + run_callbacks
-            table = {key_: base + own for key_, own in self._agent_callbacks.items()}
-            entry = (items, table)
-            if len(self._combined) >= _COMBINED_SIZE:
-                self._combined.clear()
-            self._combined[key] = entry
-        # A few dict lookups per agent; nothing is cached that could go stale.
-        for agent in self._agents:
-            if check_sync:
-                ready_for_sync(agent, entry[1][id(agent)])
-            else:
-                ready_for_async(entry[1][id(agent)])
-        return entry[1]
-
     def _pool(self) -> Executor:
         with self._lock:
             if self._executor is None:
@@ -482,39 +441,3 @@ def _telemetry(
     from runner._telemetry import Telemetry
 
     return Telemetry(provider, capture_content=capture_content, agents=agents)
-
-
-def _check_type(name: str, value: object, expected: type, hint: str) -> None:
-    if not isinstance(value, expected):
-        msg = f"{name} must be a {expected.__name__}, got {type(value).__name__}; {hint}"
-        raise TypeError(msg)
-
-
-def _store_hint(store: object) -> str:
-    missing = [name for name in _STORE_METHODS if not callable(getattr(store, name, None))]
-    return f"a store has {', '.join(_STORE_METHODS)}; this one has no {', '.join(missing)}"
-
-
-def _check_id(name: str, value: object) -> None:
-    if not isinstance(value, str) or not value:
-        msg = f"{name} must be a non-empty str, got {type(value).__name__} {value!r}"
-        raise (TypeError if not isinstance(value, str) else ValueError)(msg)
-
-
-def _refuse_inside_loop(name: str, instead: str, *, owner: str = "Runner") -> None:
-    """A sync entry point cannot block a running event loop: say which one to await."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    msg = f"{owner}.{name}() was called inside a running event loop; use await runner.{instead}()"
-    raise RuntimeError(msg)
-
-
-def _message(message: str | Message) -> Message:
-    if isinstance(message, Message):
-        return message
-    if isinstance(message, str):
-        return Message("user", message)
-    msg = f"a run takes a str or a Message, got {type(message).__name__}"  # type: ignore[unreachable]
-    raise TypeError(msg)

@@ -213,6 +213,6 @@ def test_closing_drops_the_combined_callbacks() -> None:
 
     runner = Runner(Agent("assistant", ScriptedModel(["hi"])))
     runner.run("x", callbacks=[Audit()])
-    assert runner._combined
+    assert runner._table._combined
     runner.close()
-    assert not runner._combined
+    assert not runner._table._combined
