@@ -13,7 +13,17 @@ from typing import Any
 
 import pytest
 
-from hooks import Approve, Cont, Edit, PausableResult, Pause, Reject, ToolContext, ToolResult
+from hooks import (
+    Approve,
+    Cont,
+    Decision,
+    Edit,
+    PausableResult,
+    Pause,
+    Reject,
+    ToolContext,
+    ToolResult,
+)
 from runner import (
     Agent,
     InvalidDecisions,
@@ -108,8 +118,7 @@ def test_resume_takes_a_run_state_and_names_what_it_got(mode: Mode, given: objec
     with pytest.raises(TypeError) as caught:
         resume(runner, mode, given, {})
     assert str(caught.value) == (
-        "resume takes a RunState (RunState.from_json reads one), "
-        f"got {type(given).__name__}"
+        f"resume takes a RunState (RunState.from_json reads one), got {type(given).__name__}"
     )
 
 
@@ -185,8 +194,7 @@ def test_a_missing_sub_agent_deep_in_the_branch_is_named(mode: Mode) -> None:
     error = refused(runner, mode, state, approve_all(state))
     assert error.run_id == state.run_id
     assert str(error) == (
-        f"run {state.run_id!r} cannot be resumed: agent 'b' has no sub-agent 'c' "
-        "(branch 'a/b/c')"
+        f"run {state.run_id!r} cannot be resumed: agent 'b' has no sub-agent 'c' (branch 'a/b/c')"
     )
     assert (a_model.requests, b_model.requests) == ([], [])
 
@@ -247,7 +255,9 @@ def test_pending_requests_follow_the_call_order_across_sub_agents(mode: Mode) ->
     approving all finishes every call."""
     deletes = Deletes()
     left, right = sub("left", deletes, "l0", "l1"), sub("right", deletes, "r0", "r1")
-    root_model = ScriptedModel([calling(ask("p1", "left"), delete("p2", "root"), ask("p3", "right")), "done"])
+    root_model = ScriptedModel(
+        [calling(ask("p1", "left"), delete("p2", "root"), ask("p3", "right")), "done"]
+    )
     root = Agent("root", root_model, tools=[deletes.tool()], sub_agents=[left, right])
     runner = Runner(root, callbacks=[Guard()])
     paused = drive(runner, mode, "tidy", session_id="s")
@@ -259,7 +269,7 @@ def test_pending_requests_follow_the_call_order_across_sub_agents(mode: Mode) ->
         ("root/right", "r1"),
     ]
     assert RunState.from_json(paused.state.to_json()).pending == paused.pending
-    decisions = {r.id: Approve() for r in paused.pending}
+    decisions: dict[str, Decision] = {r.id: Approve() for r in paused.pending}
     decisions[paused.pending[2].id] = Reject("keep root")
     result = resume(runner, mode, paused.state, decisions)
     assert (result.status, result.output) == ("completed", "done")
@@ -295,4 +305,3 @@ def test_a_decision_that_is_no_decision_is_named_with_the_run(mode: Mode) -> Non
         "Approve(), Edit(args) or Reject(message)"
     )
     assert deletes.deleted == []
-

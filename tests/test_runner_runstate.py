@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeAlias
 
@@ -317,6 +318,11 @@ def test_decisions_are_written_as_their_kind_and_fields() -> None:
 Path_: TypeAlias = tuple[str | int, ...]
 
 
+def exactly(message: str) -> str:
+    """A ``match`` pattern for ``message``, whole and word for word."""
+    return f"^{re.escape(message)}$"
+
+
 def _paused_data() -> dict[str, Any]:
     data: dict[str, Any] = json.loads(paused_state().to_json())
     return data
@@ -355,11 +361,19 @@ WRONG_FIELDS: list[tuple[Path_, object, str]] = [
     (("decisions",), [], "run_state.decisions must be an object, got list []"),
     (("decisions",), None, "run_state.decisions must be an object, got NoneType None"),
     (("usage",), [], "run_state.usage must be an object, got list []"),
-    (("usage", "input_tokens"), -1, "run_state.usage.input_tokens must be an integer >= 0, got int -1"),
+    (
+        ("usage", "input_tokens"),
+        -1,
+        "run_state.usage.input_tokens must be an integer >= 0, got int -1",
+    ),
     (("session_keys",), "count", "run_state.session_keys must be an array, got str 'count'"),
     (("session_keys",), ["count", 1], "run_state.session_keys[1] must be a string, got int 1"),
     (("decisions", "req_a"), "yes", "run_state.decisions.req_a must be an object, got str 'yes'"),
-    (("decisions", "req_a", "kind"), 1, "run_state.decisions.req_a.kind must be a string, got int 1"),
+    (
+        ("decisions", "req_a", "kind"),
+        1,
+        "run_state.decisions.req_a.kind must be a string, got int 1",
+    ),
     (
         ("decisions", "req_a", "kind"),
         "maybe",
@@ -368,15 +382,24 @@ WRONG_FIELDS: list[tuple[Path_, object, str]] = [
     (
         ("decisions", "req_a", "message"),
         "m",
-        "run_state.decisions.req_a.message must be absent (the known fields are 'kind'), got str 'm'",
+        "run_state.decisions.req_a.message must be absent (the known fields are 'kind'), "
+        "got str 'm'",
     ),
-    (("decisions", "req_e", "args"), [1], "run_state.decisions.req_e.args must be an object, got list [1]"),
+    (
+        ("decisions", "req_e", "args"),
+        [1],
+        "run_state.decisions.req_e.args must be an object, got list [1]",
+    ),
     (
         ("decisions", "req_e", "args"),
         None,
         "run_state.decisions.req_e.args must be an object, got NoneType None",
     ),
-    (("decisions", "req_r", "message"), 5, "run_state.decisions.req_r.message must be a string, got int 5"),
+    (
+        ("decisions", "req_r", "message"),
+        5,
+        "run_state.decisions.req_r.message must be a string, got int 5",
+    ),
     (
         ("decisions", "req_r", "extra"),
         1,
@@ -431,10 +454,18 @@ WRONG_FIELDS: list[tuple[Path_, object, str]] = [
     (("frame", "requests", "c1", "id"), 1, f"{C1}.id must be a string, got int 1"),
     (("frame", "requests", "c1", "call"), "c1", f"{C1}.call must be an object, got str 'c1'"),
     (("frame", "requests", "c1", "call", "name"), 1, f"{C1}.call.name must be a string, got int 1"),
-    (("frame", "requests", "c1", "reason"), None, f"{C1}.reason must be a string, got NoneType None"),
+    (
+        ("frame", "requests", "c1", "reason"),
+        None,
+        f"{C1}.reason must be a string, got NoneType None",
+    ),
     (("frame", "requests", "c1", "agent"), 1, f"{C1}.agent must be a string, got int 1"),
     (("frame", "requests", "c1", "branch"), 1, f"{C1}.branch must be a string, got int 1"),
-    (("frame", "requests", "c1", "allowed"), "all", f"{C1}.allowed must be an array, got str 'all'"),
+    (
+        ("frame", "requests", "c1", "allowed"),
+        "all",
+        f"{C1}.allowed must be an array, got str 'all'",
+    ),
     (
         ("frame", "requests", "c1", "allowed"),
         ["approve", "maybe"],
@@ -462,25 +493,23 @@ def test_each_wrong_field_is_named_by_its_path(path: Path_, value: object, messa
     frames, requests, calls and messages included), what it must be and what it holds."""
     data = _paused_data()
     _put(data, path, value)
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ValueError, match=exactly(message)):
         RunState.from_json(json.dumps(data))
-    assert str(caught.value) == message
 
 
 def test_text_that_is_no_json_is_quoted_up_to_sixty_characters() -> None:
     """The message quotes the first 60 characters of the text and says what JSON found."""
-    with pytest.raises(ValueError) as caught:
+    message = "Expecting value: line 1 column 1 (char 0)"
+    with pytest.raises(
+        ValueError, match=exactly(f"a RunState must be JSON text, got {'x' * 60!r}: {message}")
+    ):
         RunState.from_json("x" * 100)
-    assert str(caught.value) == (
-        f"a RunState must be JSON text, got {'x' * 60!r}: Expecting value: line 1 column 1 (char 0)"
-    )
 
 
 def test_json_that_is_no_object_is_refused() -> None:
     """A JSON array is no state: the message says it must be an object."""
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ValueError, match=exactly("run_state must be an object, got list []")):
         RunState.from_json("[]")
-    assert str(caught.value) == "run_state must be an object, got list []"
 
 
 def _circular() -> list[object]:
