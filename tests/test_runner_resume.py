@@ -110,21 +110,27 @@ def approve_all(state: RunState) -> dict[str, Approve]:
     return {request.id: Approve() for request in state.pending}
 
 
-@pytest.mark.parametrize("given", ["{}", {"status": "paused"}, None])
-def test_resume_takes_a_run_state_and_names_what_it_got(mode: Mode, given: object) -> None:
+@pytest.mark.parametrize(
+    ("given", "kind"), [("{}", "str"), ({"status": "paused"}, "dict"), (None, "NoneType")]
+)
+def test_resume_takes_a_run_state_and_names_what_it_got(
+    mode: Mode, given: object, kind: str
+) -> None:
     """Anything but a ``RunState`` (its JSON text, a dict, nothing) is a ``TypeError`` naming
     the type and where a state comes from."""
     runner = Runner(tree(Deletes()), callbacks=[Guard()])
     with pytest.raises(TypeError) as caught:
         resume(runner, mode, given, {})
     assert str(caught.value) == (
-        f"resume takes a RunState (RunState.from_json reads one), got {type(given).__name__}"
+        f"resume takes a RunState (RunState.from_json reads one), got {kind}"
     )
 
 
-@pytest.mark.parametrize("given", [[("req", Approve())], None, "approve"])
+@pytest.mark.parametrize(
+    ("given", "kind"), [([("req", Approve())], "list"), (None, "NoneType"), ("approve", "str")]
+)
 def test_decisions_must_be_a_mapping_and_the_error_names_what_came(
-    mode: Mode, given: object
+    mode: Mode, given: object, kind: str
 ) -> None:
     """Decisions that are not a mapping (pairs, nothing, a word) are a ``TypeError`` saying
     what they must be and naming the type given; nothing runs."""
@@ -135,7 +141,7 @@ def test_decisions_must_be_a_mapping_and_the_error_names_what_came(
         resume(runner, mode, state, given)
     assert str(caught.value) == (
         "resume's decisions must be a mapping of request id to Approve(), Edit(args) "
-        f"or Reject(message), got {type(given).__name__}"
+        f"or Reject(message), got {kind}"
     )
     assert deletes.deleted == []
 
