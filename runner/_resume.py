@@ -35,8 +35,11 @@ def checked_decisions(
         )
         raise TypeError(msg)
     frame = state.frame
-    if state.status != "paused" or frame is None:
+    if state.status != "paused":
         raise ResumeRefused(state.run_id, f"it is {state.status}, not paused")
+    if frame is None:  # a hand-made or edited state: from_json reads one as it is
+        problem = "it is paused but holds no paused turn (its frame is None)"
+        raise ResumeRefused(state.run_id, problem)
     if state.agent != root.name:
         problem = f"it is a run of agent {state.agent!r}, this runner runs {root.name!r}"
         raise ResumeRefused(state.run_id, problem)

@@ -279,8 +279,10 @@ class Runner:
             assert outcome.value is not None  # the run returned: its result is there
             yield RunFinishedEvent(result=outcome.value, time=time.time())
         finally:
-            await steps.aclose()  # an unfinished run is cancelled and driven to its end
-            self._finish(run)
+            try:
+                await steps.aclose()  # an unfinished run is cancelled and driven to its end
+            finally:  # aclose raises when the consumer was cancelled while the run wound down
+                self._finish(run)
 
     def close(self) -> None:
         """Refuse new runs; release the runner's pool and own sessions once no run is under way.

@@ -101,8 +101,14 @@ async def _cancel(
     coro: Coroutine[Any, Any, Any], thrown: BaseException | None, context: contextvars.Context
 ) -> None:
     """Throw ``CancelledError`` into an unfinished run and drive it, in its context, to its
-    end."""
+    end.
+
+    The consumer's task cancelled again meanwhile: that goes into the run too, and is
+    raised once the run has ended, as awaiting a cancelled task would raise it (else a
+    ``cancel()`` or an ``asyncio.timeout`` expiring during ``aclose()`` would be lost).
+    """
     error: BaseException | None = thrown if thrown is not None else asyncio.CancelledError()
+    again: BaseException | None = None
     while True:
         try:
             if error is None:
@@ -110,9 +116,11 @@ async def _cancel(
             else:
                 yielded = context.run(coro.throw, error)
         except BaseException:  # the run's end, whatever it raised: it was cancelled
-            return
+            break
         error = None
         try:
             await _Pass(yielded)
         except BaseException as exc:  # cancelled again while it winds down
-            error = exc
+            error = again = exc
+    if again is not None:
+        raise again

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +30,7 @@ from hooks import (
 from runner import (
     Agent,
     InvalidDecisions,
+    Message,
     PauseEvent,
     ResumeRefused,
     Runner,
@@ -39,7 +41,7 @@ from runner import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from runner._pending import request_id
+from runner._pending import BatchPaused, Frame, PendingRequest, TurnPaused, request_id
 from tests import runner_helpers
 from tests.runner_helpers import Mode, calling, drive, events_of, tool_messages
 
@@ -488,3 +490,80 @@ def test_a_state_resumed_into_a_second_pause_cannot_be_resumed_again(mode: Mode)
     assert files.deleted == ["a"]
     assert resume(runner, mode, again.state, {two: Approve()}).status == "completed"
     assert files.deleted == ["a", "b"]
+
+
+def test_a_request_id_has_a_fixed_form_and_value() -> None:
+    """``req_`` and 24 hex digits of a hash of run, branch, step and call: the same value in
+    every process and release, so ids kept in a store stay valid."""
+    assert request_id("run", "a", 3, "c1") == "req_4f0bf3304db4a3cf99d3a53a"
+    for args in (("r", "b", 0, "c"), ("run", "a/b", 12, "call_9"), ("é", "a", 10**9, "")):
+        assert re.fullmatch(r"req_[0-9a-f]{24}", request_id(*args))
+
+
+def _turn(branch: str, *calls: ToolCall) -> tuple[Message, ...]:
+    return (Message("user", branch), Message("assistant", "", tool_calls=calls))
+
+
+def _request(call: ToolCall, branch: str) -> PendingRequest:
+    return PendingRequest(f"req_{call.id}", call, "?", branch.rsplit("/", 1)[-1], branch)
+
+
+def test_a_frame_defaults_to_no_results_requests_or_children() -> None:
+    """A frame built with its defaults holds empty, read-only tables and nothing pending."""
+    frame = Frame("a", "a", Message("user", "hi"), (), 0)
+    for table in (frame.results, frame.requests, frame.children):
+        assert dict(table) == {}
+        with pytest.raises(TypeError):
+            table["x"] = 1  # type: ignore[index]  # read-only: the assignment must fail
+    assert (frame.calls, list(frame.pending())) == ((), [])
+
+
+def test_pending_reads_requests_in_call_order_through_nested_children() -> None:
+    """A frame's pending requests follow its batch's call order; a sub-agent call's come from
+    its own frame, in that frame's call order, at any depth; calls that ran add nothing."""
+    one, ran, deep, two = (delete(name, name) for name in ("c1", "c2", "c3", "c4"))
+    inner_one, inner_two = delete("d1", "x"), delete("d2", "y")
+    deepest = Frame(
+        "c",
+        "a/b/c",
+        Message("user", "go"),
+        _turn("a/b/c", inner_two, inner_one),
+        1,
+        requests={"d1": _request(inner_one, "a/b/c"), "d2": _request(inner_two, "a/b/c")},
+    )
+    middle = Frame(
+        "b",
+        "a/b",
+        Message("user", "go"),
+        _turn("a/b", ToolCall("s1", "c", {"request": "go"})),
+        1,
+        children={"s1": deepest},
+    )
+    root = Frame(
+        "a",
+        "a",
+        Message("user", "go"),
+        _turn("a", two, deep, ran, one),
+        1,
+        results={"c2": ToolResult("done")},
+        requests={"c1": _request(one, "a"), "c4": _request(two, "a")},
+        children={"c3": middle},
+    )
+    assert [request.id for request in root.pending()] == ["req_c4", "req_d2", "req_d1", "req_c1"]
+
+
+def test_a_batch_whose_calls_and_outcomes_differ_in_length_is_a_bug_caught() -> None:
+    """``BatchPaused.frame`` pairs each call with what it came to; a missing outcome is a
+    ``ValueError``, never a call silently left out of the paused turn."""
+    calls = (delete("c1", "a"), delete("c2", "b"))
+    paused = BatchPaused(2, calls, [ToolResult("deleted a")])
+    with pytest.raises(ValueError, match="zip"):
+        paused.frame("files", "files", Message("user", "tidy"), _turn("files", *calls))
+
+
+def test_the_turn_loop_signals_say_where_they_come_from() -> None:
+    """Never meant to escape, the signals still read as their step and branch if one does."""
+    frame = Frame("b", "a/b", Message("user", "go"), (), 4)
+    assert str(BatchPaused(4, (), ())) == "4"
+    assert str(TurnPaused(frame)) == "a/b"
+    assert TurnPaused(frame).frame is frame

@@ -36,6 +36,7 @@ from runner import (
     ToolCall,
     ToolCallDelta,
 )
+from runner._stream import Channel
 from tests.runner_helpers import add, calling
 
 NO_WAIT = RetryPolicy(max_attempts=3, base_delay=0.0, jitter=0.0)
@@ -408,3 +409,130 @@ def test_cancelling_the_consumer_cancels_the_model_call_and_leaves_no_task() -> 
         assert runner.sessions.load("user", "s").messages == ()
     assert cancelled == ["model"]
     assert left == set()
+
+
+def test_a_channel_lets_sixty_four_items_wait_before_a_delta_has_no_room() -> None:
+    """By default 64 items may wait untaken: with 63 there is room, with 64 none; events are
+    pushed even then; taking them all makes room again."""
+    channel = Channel()
+    assert channel.limit == 64
+    for index in range(63):
+        channel.push(TextDelta(str(index)))
+    assert channel.has_room()
+    channel.push(TextDelta("63"))
+    assert not channel.has_room()
+    channel.push(TextDelta("an event goes in anyway"))
+    assert len(channel.take()) == 65
+    assert channel.has_room()
+    assert channel.take() == []
+
+
+def test_a_delta_put_into_a_full_channel_waits_until_the_items_are_taken() -> None:
+    """``put`` waits while ``limit`` items wait untaken, then hands on that very delta after
+    them."""
+
+    async def main() -> None:
+        channel = Channel(limit=2)
+        channel.push(TextDelta("a"))
+        channel.push(TextDelta("b"))
+        put = asyncio.ensure_future(channel.put(TextDelta("c")))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not put.done()
+        assert channel.take() == [TextDelta("a"), TextDelta("b")]
+        await put
+        assert channel.take() == [TextDelta("c")]
+
+    asyncio.run(main())
+
+
+class Eager:
+    """A streaming model whose pieces come from memory: it never waits between them."""
+
+    def __init__(self, pieces: Sequence[str]) -> None:
+        self.pieces = pieces
+        self.pulled = 0
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Unused by streamed runs."""
+        raise AssertionError("streamed runs call astream")
+
+    async def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
+        """Every piece at once, then the response."""
+        for piece in self.pieces:
+            self.pulled += 1
+            yield TextDelta(piece)
+        yield ModelResponse("".join(self.pieces))
+
+
+def test_a_model_that_never_waits_stops_when_the_channel_is_full() -> None:
+    """Pieces from memory fill the channel to its 64 items in one step, and the model waits
+    there for the consumer: when the first delta arrives the model was read exactly that far
+    (plus the piece that waits); every piece still arrives, in order."""
+    model = Eager([f"{index}," for index in range(300)])
+
+    async def main() -> tuple[int, int, list[StreamEvent]]:
+        events: list[StreamEvent] = []
+        pulled = -1
+        async for event in runner.stream("hi"):
+            if isinstance(event, TextDelta) and pulled < 0:
+                pulled = model.pulled
+            events.append(event)
+        first = next(i for i, event in enumerate(events) if isinstance(event, TextDelta))
+        return pulled, first - 1, events  # the items that waited with the first deltas
+
+    with Runner(Agent("assistant", model)) as runner:
+        pulled, before, events = asyncio.run(main())
+    assert before == 2  # the user's message and the model attempt, pushed in the same step
+    assert pulled == 64 - before + 1
+    assert deltas(events) == finished(events).result.output == "".join(model.pieces)
+
+
+def test_a_consumer_cancelled_while_the_stream_closes_stays_cancelled_and_frees_the_session() -> (
+    None
+):
+    """Cancelled again while ``aclose()`` waits for the cancelled run's cleanup, the consumer
+    ends cancelled (the run's cleanup sees it), and the session is free for the next run."""
+    log: list[str] = []
+    winding = asyncio.Event()
+
+    class SlowToStop:
+        def generate(self, request: ModelRequest, /) -> ModelResponse:
+            return ModelResponse("Ok.")
+
+        async def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
+            yield TextDelta("wait")
+            try:
+                await asyncio.sleep(60)
+            finally:
+                winding.set()
+                try:
+                    for _ in range(1000):
+                        await asyncio.sleep(0)
+                except asyncio.CancelledError:
+                    log.append("cleanup cancelled")
+                    raise
+                log.append("cleanup ran out")  # only if the second cancellation was lost
+            yield ModelResponse("never")
+
+    async def main(runner: Runner) -> str:
+        async def consumer() -> None:
+            stream = runner.stream("hi", session_id="s")
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    break
+            await stream.aclose()
+            log.append("went on")  # only if the consumer's cancellation was swallowed
+
+        task = asyncio.create_task(consumer())
+        await winding.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return (await runner.run_async("again", session_id="s")).output
+
+    with Runner(Agent("assistant", SlowToStop())) as runner:
+        assert asyncio.run(main(runner)) == "Ok."
+        session = runner.sessions.load("user", "s")
+    assert log == ["cleanup cancelled"]
+    assert [m.content for m in session.messages] == ["again", "Ok."]
