@@ -213,18 +213,18 @@ def encode_decision(decision: Decision) -> dict[str, Any]:
 
 
 def decode_decision(data: object, where: str) -> Decision:
-    """The decision ``encode_decision`` wrote."""
+    """The decision ``encode_decision`` wrote; a field another kind has is refused too."""
     kind = _str(_object(data, where, ("kind",), ("args", "message"))["kind"], f"{where}.kind")
-    fields = cast("dict[str, object]", data)
     if kind == "approve":
         _object(data, where, ("kind",), ())
         return Approve()
     if kind == "edit":
-        args = _object(fields.get("args"), f"{where}.args", (), tuple(_keys(fields.get("args"))))
-        return Edit(dict(args))
+        args = _object(data, where, ("kind", "args"), ())["args"]
+        return Edit(dict(_object(args, f"{where}.args", (), tuple(_keys(args)))))
     if kind != "reject":
         _refuse(f"{where}.kind", "'approve', 'edit' or 'reject'", kind)
-    return Reject(_str(fields.get("message"), f"{where}.message"))
+    message = _object(data, where, ("kind", "message"), ())["message"]
+    return Reject(_str(message, f"{where}.message"))
 
 
 def _encode_frame(frame: Frame) -> dict[str, Any]:

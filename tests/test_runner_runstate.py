@@ -110,7 +110,7 @@ def _valid() -> dict[str, Any]:
         ),
         (
             lambda d: d.update(decisions={"x": {"kind": "reject"}}),
-            "run_state.decisions.x.message must be a string",
+            "run_state.decisions.x must be an object with 'message'",
         ),
     ],
 )
@@ -580,3 +580,27 @@ def test_a_state_equals_a_state_in_every_field_and_a_mapping_in_its_values() -> 
     assert state.__eq__(["count"]) is NotImplemented
     assert state != ["count"]
     assert state != 1
+
+
+@pytest.mark.parametrize(
+    ("decision", "message"),
+    [
+        (
+            {"kind": "edit", "args": {}, "message": "x"},
+            "run_state.decisions.x.message must be absent",
+        ),
+        (
+            {"kind": "reject", "message": "no", "args": {}},
+            "run_state.decisions.x.args must be absent",
+        ),
+        ({"kind": "edit"}, "run_state.decisions.x must be an object with 'args'"),
+    ],
+)
+def test_a_decision_with_another_kind_s_field_is_refused(
+    decision: dict[str, object], message: str
+) -> None:
+    """An edit carries args only, a reject its message only: nothing is dropped silently."""
+    data = _valid()
+    data["decisions"] = {"x": decision}
+    with pytest.raises(ValueError, match=message):
+        RunState.from_json(json.dumps(data))
