@@ -93,6 +93,7 @@ class DurableRunner:
         max_steps: int = 25,
         policy: DispatchPolicy = _DEFAULT_POLICY,
         executor: Executor | None = None,
+        session_lease: float = 60.0,
     ) -> None:
         _require_dbos()
         from runner._durable_workflows import Workflows
@@ -105,6 +106,7 @@ class DurableRunner:
             max_steps=max_steps,
             policy=policy,
             executor=executor,
+            session_lease=session_lease,
         )
         name = agent.name if name is None else name
         check_id("DurableRunner name", name)

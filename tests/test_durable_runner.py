@@ -475,3 +475,11 @@ def test_a_model_that_reads_the_request_sees_the_durable_history() -> None:
     names = [step["function_name"] for step in DBOS.list_workflow_steps(result.run_id)]
     assert names[1:4] == ["model parent", "model parent/helper", "model parent"]
     assert result.output == "helper said 'hi'"
+
+
+def test_the_session_lease_is_the_durable_runner_s_to_set() -> None:
+    """``session_lease`` reaches the runner inside and is checked like ``Runner``'s."""
+    made = DurableRunner(Agent("leased", ScriptedModel()), name=unique("leased"), session_lease=5)
+    assert made.runner.session_lease == 5
+    with pytest.raises(ValueError, match="session_lease"):
+        DurableRunner(Agent("leased", ScriptedModel()), name=unique("leased"), session_lease=0)
