@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from hooks import BeforeResult, Cont, ErrorResult, Fallback, Halt, Retry
+from hooks import BeforeResult, Cont, ErrorResult, Fallback, Halt, Pause, Retry
 
 ALL_TAGS = (Cont, Halt, Retry, Fallback)
 
@@ -258,3 +258,47 @@ def test_hash_follows_the_payload(payloads: list[object]) -> None:
     spread = len({hash(payload) for payload in payloads})
     for tag in ALL_TAGS:
         assert len({hash(tag(payload)) for payload in payloads}) == spread
+
+
+# -- Pause: its payload is a reason, a str --------------------------------------------
+
+
+def test_pause_takes_a_str_reason_and_nothing_else() -> None:
+    """``Pause(reason)`` keeps its reason; anything but a str is refused, named."""
+    assert Pause("ask first").reason == "ask first"
+    with pytest.raises(TypeError, match=r"^Pause reason must be a str, got int 3$"):
+        Pause(3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^Pause reason must be a str, got NoneType None$"):
+        Pause(None)  # type: ignore[arg-type]
+
+
+def test_pause_is_immutable_slotted_and_reads_as_built() -> None:
+    """The reason cannot be reassigned, nothing can be attached, and the repr is the call."""
+    pause = Pause("sure?")
+    with pytest.raises(AttributeError):
+        pause.reason = "no"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        pause.extra = 1  # type: ignore[attr-defined]
+    assert repr(pause) == "Pause('sure?')"
+    assert Pause.__match_args__ == ("reason",)
+
+
+def test_pauses_compare_and_hash_by_reason_only() -> None:
+    """Equal reasons: equal and one hash; another reason, another tag or a str: not equal."""
+    assert Pause("a") == Pause("a")
+    assert hash(Pause("a")) == hash(Pause("a"))
+    assert len({Pause("a"), Pause("a"), Pause("b")}) == 2
+    assert Pause("a") != Pause("b")
+    assert Pause("a") != Halt("a")
+    assert Pause("a") != "a"
+    assert hash(Pause("a")) != hash(Halt("a"))
+
+
+def test_match_takes_a_pause_apart() -> None:
+    """``case Pause(reason)`` binds the reason."""
+    result: object = Pause("delete it?")
+    match result:
+        case Pause(reason):
+            assert reason == "delete it?"
+        case _:
+            pytest.fail("Pause did not match")
