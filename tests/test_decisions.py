@@ -13,7 +13,8 @@ def test_approve_is_a_value() -> None:
     """Every ``Approve()`` equals every other and hashes alike."""
     assert Approve() == Approve()
     assert hash(Approve()) == hash(Approve())
-    assert Approve() != Reject()
+    other: object = Reject()
+    assert Approve() != other
 
 
 def test_edit_keeps_a_read_only_copy_of_its_args() -> None:
