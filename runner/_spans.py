@@ -80,11 +80,8 @@ class Turn:
             pending.settle(failed=failed)
 
 
-def with_turn(span: Span, turn: Turn | None) -> contexts.Context:
-    """The current context with ``span`` as the span under way and ``turn``, if any, as its
-    turn."""
-    if turn is None:
-        return trace.set_span_in_context(span)
+def with_turn(span: Span, turn: Turn) -> contexts.Context:
+    """The current context with ``span`` as the span under way and ``turn`` as its turn."""
     return trace.set_span_in_context(span, contexts.set_value(_TURN, turn))
 
 

@@ -173,26 +173,24 @@ class Telemetry:
             if agent.instruction:
                 span.set_attribute(SYSTEM_INSTRUCTIONS, system_instructions(agent.instruction))
         parent = current_turn()
-        # A turn nobody records needs no tally (nor pending attempts), unless a parent
-        # that records is owed its tokens.
-        state = Turn() if recording or parent is not None else None
+        # Even a turn nobody records keeps a tally and its pending attempts: a sampler
+        # may record its chat spans (which must settle) or its parent (owed its tokens).
+        state = Turn()
         token = contexts.attach(with_turn(span, state))
         try:
             response = await turn
         except BaseException as error:
-            if state is not None:
-                state.settle(failed=not isinstance(error, StopRun | TurnPaused))
+            state.settle(failed=not isinstance(error, StopRun | TurnPaused))
             raised(span, error)
             raise
         else:
-            if state is not None:
-                state.settle(failed=False)  # a wrap answered after a failed attempt
+            state.settle(failed=False)  # a wrap answered after a failed attempt
             if recording and self.capture:
                 span.set_attribute(OUTPUT_MESSAGES, output_messages(response))
             return response
         finally:
             contexts.detach(token)
-            if state is not None and state.usage is not None:
+            if state.usage is not None:
                 if recording:
                     span.set_attributes(usage_attributes(state.usage))
                 if parent is not None:

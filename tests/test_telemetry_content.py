@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 
 import pytest
@@ -207,3 +208,56 @@ def test_a_model_is_named_by_its_attributes_else_by_its_class() -> None:
     assert model_of(Named()) == ("acme", "acme-large")
     assert model_of(Plain()) == ("tests", "Plain")
     assert model_of(ScriptedModel()) == ("hookline", "scripted")
+
+
+class Unnamed:
+    """A model whose provider and model attributes name nothing."""
+
+    def __init__(self, provider: object, model: object) -> None:
+        self.provider = provider
+        self.model = model
+
+
+@pytest.mark.parametrize(
+    ("provider", "name"), [("", ""), (None, None), (3, ["large"]), ("acme", 0)]
+)
+def test_a_model_naming_nothing_is_named_by_its_class(provider: object, name: object) -> None:
+    """An empty or non-string provider or model attribute falls back to the class's package
+    and name, each on its own."""
+    expected_provider = provider if provider == "acme" else "tests"
+    assert model_of(Unnamed(provider, name)) == (expected_provider, "Unnamed")
+
+
+def test_content_keeps_text_readable_as_written() -> None:
+    """Non-ASCII text is written as itself, not as JSON escapes, so a trace viewer shows it."""
+    assert tool_result("sunny, 18°C") == '"sunny, 18°C"'
+    assert system_instructions("Réponds en français.") == (
+        '[{"type": "text", "content": "Réponds en français."}]'
+    )
+    call = ToolCall("c1", "weather", {"city": "Zürich"})
+    assert tool_arguments(call) == '{"city": "Zürich"}'
+    assert "Zürich" in input_messages((Message("user", "Zürich?"),))
+
+
+def test_arguments_that_are_no_json_are_written_as_text() -> None:
+    """A value JSON cannot hold (a hook put it there) is written as its ``str``, not refused."""
+    when = datetime.date(2026, 1, 2)
+    call = ToolCall("c1", "book", {"on": when, "seats": 2})
+    assert json.loads(tool_arguments(call)) == {"on": "2026-01-02", "seats": 2}
+    (message,) = json.loads(input_messages((Message("assistant", "", tool_calls=(call,)),)))
+    assert message["parts"][0]["arguments"] == {"on": "2026-01-02", "seats": 2}
+
+
+def test_capture_content_with_non_ascii_and_non_json_arguments(traced: Traced, mode: Mode) -> None:
+    """In a run too: the tool span's arguments keep their text and stringify what JSON
+    cannot hold."""
+
+    def book(on: object, city: str) -> str:
+        """Book a trip."""
+        return f"booked {city}"
+
+    call = ToolCall("c1", "book", {"on": datetime.date(2026, 1, 2), "city": "Zürich"})
+    agent = Agent("agent", ScriptedModel([calling(call), "done"]), tools=[book])
+    traced.run(agent, mode, capture_content=True)
+    arguments = attributes(traced.one("execute_tool book"))["gen_ai.tool.call.arguments"]
+    assert arguments == '{"on": "2026-01-02", "city": "Zürich"}'

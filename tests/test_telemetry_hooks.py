@@ -270,7 +270,12 @@ def test_an_unrecovered_tool_error_is_an_error_of_the_tool_span_only(
     tool = traced.one("execute_tool flaky_add")
     assert status(tool) == "ERROR"
     assert attributes(tool)["error.type"] == "ValueError"
-    assert "exception" in event_names(tool)
+    (exception,) = [event for event in tool.events if event.name == "exception"]
+    assert exception.attributes is not None
+    assert (exception.attributes["exception.type"], exception.attributes["exception.message"]) == (
+        "ValueError",
+        "negative",
+    )
     assert status(traced.one("invoke_agent calc")) == "UNSET"
 
 

@@ -6,16 +6,28 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+from opentelemetry.sdk.trace.sampling import (
+    ALWAYS_OFF,
+    Decision,
+    ParentBased,
+    Sampler,
+    SamplingResult,
+)
+from opentelemetry.trace import Link, SpanKind
+from opentelemetry.trace.span import TraceState
+from opentelemetry.util.types import Attributes
+from typing_extensions import override
 
-from hooks import ErrorResult, Failure, Retry
+from hooks import ErrorResult, Failure, Retry, __version__
 from runner import (
     Agent,
     ModelContext,
@@ -154,3 +166,131 @@ class RetryAll:
     ) -> ErrorResult[ModelContext, ModelResponse]:
         """Retry."""
         return Retry(ctx)
+
+
+def test_the_spans_name_hookline_as_their_instrumentation_scope(traced: Traced, mode: Mode) -> None:
+    """The tracer is hookline's, at its version: a backend can tell hookline's spans apart."""
+    with Runner(echo(), tracer_provider=traced.provider) as runner:
+        drive(runner, mode, "hello")
+    scopes = {span.instrumentation_scope for span in traced.spans()}
+    assert [(scope.name, scope.version) for scope in scopes if scope is not None] == [
+        ("hookline", __version__)
+    ]
+    assert len(traced.spans()) == 2
+
+
+def test_a_refused_provider_is_named_in_the_message() -> None:
+    """The TypeError says what was given and what to pass instead."""
+    with pytest.raises(TypeError) as refused:
+        Runner(echo(), tracer_provider="jaeger")  # type: ignore[arg-type]
+    assert str(refused.value) == (
+        "tracer_provider must be an opentelemetry.trace.TracerProvider, got str 'jaeger'; "
+        "pass e.g. opentelemetry.trace.get_tracer_provider()"
+    )
+
+
+def test_a_call_to_an_unknown_tool_has_no_description(traced: Traced, mode: Mode) -> None:
+    """The model asked for a tool the agent lacks: its span names the tool, describes nothing,
+    and is ERROR with the refusal."""
+    call = ToolCall("c1", "launch", {})
+    agent = Agent("echo", ScriptedModel([ModelResponse(tool_calls=(call,)), "ok"]))
+    with Runner(agent, tracer_provider=traced.provider) as runner:
+        drive(runner, mode, "hello")
+    tool = traced.one("execute_tool launch")
+    assert "gen_ai.tool.description" not in dict(tool.attributes or {})
+    assert dict(tool.attributes or {})["gen_ai.tool.name"] == "launch"
+
+
+class DropAgents(Sampler):
+    """Drops every ``invoke_agent`` span (all, or one agent's) and samples every other."""
+
+    def __init__(self, prefix: str = "invoke_agent") -> None:
+        self.prefix = prefix
+
+    @override
+    def should_sample(
+        self,
+        parent_context: Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        trace_state: TraceState | None = None,
+    ) -> SamplingResult:
+        """Drop the agent spans, keep the rest."""
+        if name.startswith(self.prefix):
+            return SamplingResult(Decision.DROP)
+        return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes)
+
+    @override
+    def get_description(self) -> str:
+        """What the sampler is, for the SDK's logs."""
+        return f"DropAgents({self.prefix})"
+
+
+def provided(sampler: Sampler) -> tuple[TracerProvider, InMemorySpanExporter]:
+    """A provider sampling with ``sampler`` and the exporter its finished spans go to."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(sampler=sampler)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+def test_a_root_span_the_sampler_drops_takes_its_whole_trace(mode: Mode) -> None:
+    """Under a parent-based sampler (the SDK's default kind) that drops the run's root span,
+    no span under it records: not the model's, the tool's, nor one a tool makes itself."""
+    provider, exporter = provided(ParentBased(root=DropAgents()))
+    tracer = provider.get_tracer("tool")
+
+    def lookup(key: str) -> str:
+        """Look ``key`` up."""
+        with tracer.start_as_current_span("lookup work"):
+            return key.upper()
+
+    call = ToolCall("c1", "lookup", {"key": "k"})
+    agent = Agent("finder", ScriptedModel([ModelResponse(tool_calls=(call,)), "K"]), tools=[lookup])
+    with Runner(agent, tracer_provider=provider) as runner:
+        assert drive(runner, mode, "find k").output == "K"
+    assert exporter.get_finished_spans() == ()
+    provider.shutdown()
+
+
+def test_attempts_recorded_under_a_dropped_agent_span_still_settle(mode: Mode) -> None:
+    """A sampler keeps the chat spans of an agent whose own span it drops: a retried
+    attempt's span is still no error, the unrecovered last one is."""
+    provider, exporter = provided(DropAgents())
+    errors = [TimeoutError("slow"), TimeoutError("slow again"), TimeoutError("down")]
+    policy = RetryPolicy(max_attempts=3, base_delay=0.0, jitter=0.0)
+    agent = Agent("boss", ScriptedModel(errors), callbacks=[RetryAll()])
+    with (
+        Runner(agent, tracer_provider=provider, retry=policy) as runner,
+        pytest.raises(TimeoutError),
+    ):
+        drive(runner, mode, "hello")
+    chats = sorted(exporter.get_finished_spans(), key=lambda span: span.start_time or 0)
+    assert [span.name for span in chats] == ["chat scripted"] * 3
+    assert [span.status.status_code.name for span in chats] == ["UNSET", "UNSET", "ERROR"]
+    assert dict(chats[2].attributes or {})["error.type"] == "TimeoutError"
+    provider.shutdown()
+
+
+def test_a_sub_agent_whose_span_is_dropped_still_counts_its_tokens(mode: Mode) -> None:
+    """The sampler drops the sub-agent's span only: the parent's span still sums the
+    sub-agent's tokens with its own."""
+    provider, exporter = provided(DropAgents("invoke_agent helper"))
+    helper = Agent("helper", ScriptedModel([ModelResponse("42", usage=Usage(7, 1))]))
+    ask = ToolCall("c1", "helper", {"request": "the answer?"})
+    model = ScriptedModel(
+        [ModelResponse(tool_calls=(ask,)), ModelResponse("42", usage=Usage(20, 4))]
+    )
+    boss = Agent("boss", model, sub_agents=[helper])
+    with Runner(boss, tracer_provider=provider) as runner:
+        assert drive(runner, mode, "hello").usage == Usage(27, 5)
+    (root,) = [span for span in exporter.get_finished_spans() if span.name == "invoke_agent boss"]
+    usage = dict(root.attributes or {})
+    assert (usage["gen_ai.usage.input_tokens"], usage["gen_ai.usage.output_tokens"]) == (27, 5)
+    assert not [
+        span for span in exporter.get_finished_spans() if span.name == "invoke_agent helper"
+    ]
+    provider.shutdown()
