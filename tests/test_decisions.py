@@ -52,6 +52,8 @@ def test_edits_compare_and_hash_by_their_args() -> None:
     first, second = Edit({"a": 1, "b": [2]}), Edit({"b": [2], "a": 1})
     assert first == second
     assert hash(Edit({"a": 1, "b": 2})) == hash(Edit({"b": 2, "a": 1}))
+    assert hash(Edit({"a": 1})) != hash(Edit({"a": 2}))
+    assert hash(Edit({})) != hash(None)
     assert first != Edit({"a": 1})
     assert Edit({}) != Approve()
     assert Edit({"a": 1}) != {"a": 1}

@@ -292,6 +292,8 @@ def test_pauses_compare_and_hash_by_reason_only() -> None:
     assert Pause("a") != Halt("a")
     assert Pause("a") != "a"
     assert hash(Pause("a")) != hash(Halt("a"))
+    assert hash(Pause("a")) != hash(Pause("b"))
+    assert hash(Pause("a")) != hash(None)
 
 
 def test_match_takes_a_pause_apart() -> None:
