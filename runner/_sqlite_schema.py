@@ -68,7 +68,8 @@ def open_database(path: str | os.PathLike[str], *, timeout: float) -> sqlite3.Co
         try:
             _check_or_make(db, path)
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # else SQLite rolled it back itself
+                db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
     except sqlite3.DatabaseError as exc:

@@ -568,3 +568,48 @@ def test_the_defaults_wait_five_seconds_and_keep_a_thousand_sessions(
     for n in range(1_001):
         store.save("u", f"s{n}", (), version=0)
     assert len(store._cache) == 1_000  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_delete_that_fails_midway_changes_nothing(store: SQLiteSessionStore) -> None:
+    """A delete interrupted inside its transaction raises, keeps the session, and the store
+    goes on working."""
+    store.save("u", "s", turn("a", "b"), version=0)
+    db = store._db  # pyright: ignore[reportPrivateUsage]
+    assert db is not None
+    interrupting = [False]
+
+    def watch(sql: str) -> None:
+        interrupting[0] = sql.startswith("DELETE FROM messages")
+
+    db.set_trace_callback(watch)
+    db.set_progress_handler(lambda: interrupting[0], 1)
+    with pytest.raises(sqlite3.OperationalError, match="interrupted"):
+        store.delete("u", "s")
+    db.set_progress_handler(None, 1)
+    db.set_trace_callback(None)
+    assert store.load("u", "s") == Session(turn("a", "b"), 1)
+    store.delete("u", "s")
+    assert store.load("u", "s") == Session((), 0)
+
+
+def test_a_save_that_fails_midway_raises_its_own_error_and_changes_nothing(
+    store: SQLiteSessionStore,
+) -> None:
+    """A save interrupted inside its transaction raises that error (SQLite already rolled back),
+    keeps the session as it was, and the store goes on working."""
+    store.save("u", "s", turn("a", "b"), version=0)
+    db = store._db  # pyright: ignore[reportPrivateUsage]
+    assert db is not None
+    interrupting = [False]
+
+    def watch(sql: str) -> None:
+        interrupting[0] = sql.startswith("INSERT INTO messages")
+
+    db.set_trace_callback(watch)
+    db.set_progress_handler(lambda: interrupting[0], 1)
+    with pytest.raises(sqlite3.OperationalError, match="interrupted"):
+        store.save("u", "s", (*turn("a", "b"), *turn("c", "d")), version=1)
+    db.set_progress_handler(None, 1)
+    db.set_trace_callback(None)
+    assert store.load("u", "s") == Session(turn("a", "b"), 1)
+    assert store.save("u", "s", turn("x", "y"), version=1) == 2
