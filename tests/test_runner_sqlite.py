@@ -613,3 +613,28 @@ def test_a_save_that_fails_midway_raises_its_own_error_and_changes_nothing(
     db.set_trace_callback(None)
     assert store.load("u", "s") == Session(turn("a", "b"), 1)
     assert store.save("u", "s", turn("x", "y"), version=1) == 2
+
+
+@pytest.mark.parametrize(("table", "event"), [("paused", "DELETE"), ("messages", "INSERT")])
+def test_a_statement_refused_midway_rolls_the_whole_call_back(
+    store: SQLiteSessionStore, table: str, event: str
+) -> None:
+    """A delete or save whose statement the file refuses (a trigger here) raises that error,
+    undoes what it wrote before it, and leaves the store working."""
+    store.save("u", "s", turn("a", "b"), version=0)
+    store.save_paused("r1", "u", "s", "{}")
+    with sqlite3.connect(store.path) as other:
+        other.execute(
+            f"CREATE TRIGGER refuse BEFORE {event} ON {table} BEGIN SELECT RAISE(ABORT, 'no'); END"
+        )
+    call = (
+        (lambda: store.delete("u", "s"))
+        if event == "DELETE"
+        else (lambda: store.save("u", "s", (*turn("a", "b"), *turn("c", "d")), version=1))
+    )
+    with pytest.raises(sqlite3.IntegrityError, match=r"^no$"):
+        call()
+    assert store.load("u", "s") == Session(turn("a", "b"), 1)
+    with sqlite3.connect(store.path) as other:
+        other.execute("DROP TRIGGER refuse")
+    call()
