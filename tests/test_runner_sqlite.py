@@ -34,7 +34,7 @@ from runner import (
     ToolCall,
     Transcript,
 )
-from runner._sqlite_schema import SCHEMA_VERSION, _into_wal
+from runner._sqlite_schema import SCHEMA_VERSION, _into_wal  # pyright: ignore[reportPrivateUsage]
 from tests import runner_helpers
 from tests.runner_helpers import Mode, calling, drive
 
