@@ -118,7 +118,8 @@ class SQLiteSessionStore:
             try:
                 new = write(db, key, version, changes)
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # else SQLite rolled back itself (interrupt, disk full)
+                    db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
             self._cache[key] = (new, stored)
@@ -143,7 +144,8 @@ class SQLiteSessionStore:
                         "UPDATE meta SET value = max(value, ?) WHERE name = 'forgotten'", (row[0],)
                     )
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # else SQLite rolled back itself (interrupt, disk full)
+                    db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
 
@@ -230,7 +232,8 @@ class SQLiteSessionStore:
                 f"SELECT position, body FROM messages WHERE {KEY} ORDER BY position", key
             ).fetchall()
         finally:
-            db.execute("COMMIT")
+            if db.in_transaction:  # else SQLite ended it itself on an error
+                db.execute("COMMIT")
         if row is None:  # deleted between the two looks
             return (0, "{}"), Transcript()
         messages = Transcript(decoded(key, position, body) for position, body in bodies)

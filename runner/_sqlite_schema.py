@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from typing import Final
 
 __all__ = ["SCHEMA_VERSION", "open_database"]
@@ -61,13 +62,14 @@ def open_database(path: str | os.PathLike[str], *, timeout: float) -> sqlite3.Co
     try:
         # WAL: readers never wait for the writer. NORMAL: a commit does not wait for the
         # disk; a crashed process loses nothing committed (a power cut may lose the last).
-        db.execute("PRAGMA journal_mode=WAL")
+        _into_wal(db, timeout)
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("BEGIN IMMEDIATE")  # two processes making one file: one makes it
         try:
             _check_or_make(db, path)
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # else SQLite rolled it back itself
+                db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
@@ -78,6 +80,24 @@ def open_database(path: str | os.PathLike[str], *, timeout: float) -> sqlite3.Co
         db.close()
         raise
     return db
+
+
+def _into_wal(db: sqlite3.Connection, timeout: float) -> None:
+    """Put the file in WAL mode, waiting up to ``timeout`` seconds for another process.
+
+    SQLite answers this pragma "database is locked" at once, without waiting, when
+    waiting could deadlock (another process is making the new file): so retry here.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
+        else:
+            return
 
 
 def _check_or_make(db: sqlite3.Connection, path: str | os.PathLike[str]) -> None:

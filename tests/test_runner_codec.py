@@ -219,3 +219,45 @@ def test_args_decode_to_a_plain_dict_whatever_mapping_was_encoded() -> None:
 def test_a_tool_result_defaults_to_no_error() -> None:
     """A result without is_error is a successful one."""
     assert decode_tool_result({"content": "x"}) == ToolResult("x")
+
+
+# -- the paths errors name (mutation-test hardening) -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        ([], r"response must be an object, got list \[\]"),
+        ({"text": 1}, "response.text must be a string, got int 1"),
+        ({"tool_calls": {}}, r"response\.tool_calls must be an array, got dict \{\}"),
+        ({"tool_calls": [{"id": 1, "name": "t"}]}, r"response.tool_calls\[0\].id must be a string"),
+    ],
+)
+def test_a_bad_response_names_the_field(data: object, words: str) -> None:
+    """Each malformed field of a response is named by its path under ``response``."""
+    with pytest.raises(ValueError, match=f"^{words}"):
+        decode_response(data)
+
+
+def test_a_response_without_text_has_empty_text() -> None:
+    """A response encoded without ``text`` decodes to the empty text."""
+    assert decode_response({}).text == ""
+
+
+def test_a_tool_call_with_only_a_problem_needs_its_raw_text() -> None:
+    """``problem`` alone marks unparsed arguments: the missing ``raw`` is named."""
+    with pytest.raises(ValueError, match=r"^tool_call\.raw must be a string, got NoneType None$"):
+        decode_tool_call({"id": "c1", "name": "t", "problem": "bad JSON"})
+
+
+def test_a_tool_call_with_a_bad_raw_text_names_it() -> None:
+    """Unparsed arguments whose ``raw`` is no string are refused naming ``raw``."""
+    with pytest.raises(ValueError, match=r"^tool_call\.raw must be a string, got int 1$"):
+        decode_tool_call({"id": "c1", "name": "t", "raw": 1, "problem": "p"})
+
+
+def test_a_tool_call_with_args_and_raw_says_all_three() -> None:
+    """``args`` beside ``raw`` and ``problem`` is refused, saying what it must be."""
+    expected = "tool_call must be either 'args' or 'raw' and 'problem', got str 'all three'"
+    with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
+        decode_tool_call({"id": "c1", "name": "t", "args": {}, "raw": "x", "problem": "p"})

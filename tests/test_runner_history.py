@@ -23,7 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner import Message, Transcript, _history
+from runner import Message, ToolCall, Transcript, _history
+from runner._history import answered, settled
 
 
 def msgs(*contents: str) -> tuple[Message, ...]:
@@ -451,3 +452,69 @@ def test_a_transcript_with_another_head_is_compared_by_message() -> None:
     headed = base.headed((Message("system", "be brief"),))
     assert base.common_prefix(headed) == 0
     assert headed.common_prefix(headed.append(Message("user", "c"))) == 3
+
+
+# -- forks, settled and answered (mutation-test hardening) ---------------------------------
+
+
+def test_a_fork_and_its_origin_share_the_prefix_it_copied() -> None:
+    """A transcript forked off another shares exactly the messages before the fork, both ways."""
+    base = Transcript(msgs("a", "b", "c"))
+    fork = base.prefix(1).append(Message("user", "x"))
+    assert base.common_prefix(fork) == 1
+    assert fork.common_prefix(base) == 1
+
+
+def test_a_fork_shares_nothing_with_an_unrelated_transcript() -> None:
+    """A fork of one log compared with another log's transcript walks the messages: none shared."""
+    fork = Transcript(msgs("a", "b")).prefix(1).append(Message("user", "x"))
+    other = Transcript(msgs("a", "b"))  # equal messages, other objects
+    assert other.common_prefix(fork) == 0
+    assert fork.common_prefix(other) == 0
+
+
+def call(call_id: str) -> ToolCall:
+    """A tool call with the given id."""
+    return ToolCall(call_id, "lookup", {})
+
+
+def test_settled_drops_the_tool_calls_of_a_final_answer_keeping_its_text() -> None:
+    """A last assistant message with tool calls becomes one with its text only."""
+    history = Transcript(
+        (Message("user", "q"), Message("assistant", "done", tool_calls=(call("c1"),)))
+    )
+    assert tuple(settled(history)) == (Message("user", "q"), Message("assistant", "done"))
+
+
+@pytest.mark.parametrize(
+    "last",
+    [Message("assistant", "plain"), Message("user", "q2"), Message("tool", "r", tool_call_id="c1")],
+)
+def test_settled_keeps_a_history_without_a_final_tool_calling_answer(last: Message) -> None:
+    """A history whose last message carries no tool calls is returned as it is."""
+    history = Transcript((Message("user", "q"), last))
+    assert settled(history) is history
+
+
+def test_settled_keeps_an_empty_history() -> None:
+    """An empty history has nothing to settle."""
+    history = Transcript()
+    assert settled(history) is history
+
+
+def test_answered_drops_unanswered_calls_behind_a_later_plain_message() -> None:
+    """The last tool-calling turn is found past plain assistant messages after it."""
+    history = Transcript(
+        (
+            Message("user", "q"),
+            Message("assistant", "", tool_calls=(call("c1"),)),
+            Message("assistant", "x"),
+        )
+    )
+    assert tuple(answered(history)) == (Message("user", "q"),)
+
+
+def test_answered_keeps_a_history_without_tool_calls() -> None:
+    """A history nobody called a tool in is whole."""
+    history = Transcript((Message("user", "q"), Message("assistant", "a")))
+    assert answered(history) is history

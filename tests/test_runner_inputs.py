@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import math
 import random
+import re
 import sys
 import threading
 import types
@@ -36,7 +37,14 @@ from runner import (
     UnknownToolError,
     as_tool,
 )
-from runner._checks import int_at_least, non_negative_float, positive_int
+from runner._checks import (
+    as_message,
+    check_id,
+    int_at_least,
+    non_negative_float,
+    positive_int,
+    refuse_inside_loop,
+)
 from runner._tools import check_tool_name
 from tests import runner_helpers
 from tests.runner_helpers import AsyncScripted, Mode, add, drive
@@ -1125,3 +1133,31 @@ def test_function_tool_description_is_the_first_of_several_paragraphs() -> None:
 def test_retry_policy_jitter_of_one_is_allowed() -> None:
     """A jitter of exactly 1 (waits between 0 and twice the backoff) is a fraction too."""
     assert RetryPolicy(jitter=1.0).jitter == 1.0
+
+
+# -- the shared checks (mutation-test hardening) ------------------------------------------
+
+
+def test_an_id_that_is_no_str_is_a_type_error_and_an_empty_one_a_value_error() -> None:
+    """``check_id`` tells a wrong type from a wrong value."""
+    with pytest.raises(TypeError, match=r"^run_id must be a non-empty str, got int 3$"):
+        check_id("run_id", 3)
+    with pytest.raises(ValueError, match=r"^run_id must be a non-empty str, got str ''$"):
+        check_id("run_id", "")
+
+
+def test_a_message_that_is_no_str_or_message_is_named_by_its_type() -> None:
+    """``as_message`` refuses anything else, naming what it got."""
+    with pytest.raises(TypeError, match=r"^a run takes a str or a Message, got int$"):
+        as_message(3)  # type: ignore[arg-type]
+
+
+def test_a_sync_call_inside_a_loop_names_the_runner_by_default() -> None:
+    """Inside a running loop the refusal names ``Runner`` unless told another owner."""
+
+    async def inside() -> None:
+        refuse_inside_loop("run", "run_async")
+
+    expected = "Runner.run() was called inside a running event loop; use await runner.run_async()"
+    with pytest.raises(RuntimeError, match=f"^{re.escape(expected)}$"):
+        asyncio.run(inside())

@@ -86,3 +86,22 @@ def test_a_run_lease_taken_by_another_is_busy() -> None:
     store.acquire("u", "s", owner="other", ttl=30)
     with pytest.raises(SessionBusy, match="run 'other' holds its lease"):
         RunLease(store, "u", "s", owner="run-1", ttl=30).acquire()
+
+
+def test_a_run_lease_renews_at_exactly_a_third_of_its_ttl(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the moment a third of the ttl has gone by, ``renew`` takes the lease again."""
+    now = [0.0]
+    monkeypatch.setattr("runner._leases.time.monotonic", lambda: now[0])
+    store = CountingStore()
+    lease = RunLease(store, "u", "s", owner="run-1", ttl=30)  # type: ignore[arg-type]
+    lease.acquire()
+    now[0] = 10.0
+    lease.renew()
+    assert store.calls == ["acquire run-1 30", "acquire run-1 30"]
+
+
+def test_a_run_lease_never_taken_is_taken_by_renew() -> None:
+    """``renew`` before any ``acquire`` takes the lease: it was never held."""
+    store = CountingStore()
+    RunLease(store, "u", "s", owner="run-1", ttl=30).renew()  # type: ignore[arg-type]
+    assert store.calls == ["acquire run-1 30"]

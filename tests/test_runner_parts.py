@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from hooks import BeforeAgent, BeforeResult, Cont, InvalidCallbacks
+from hooks import BeforeAgent, BeforeResult, Cont, InvalidCallbacks, compile_callbacks
 from runner import (
     Agent,
     AgentContext,
@@ -22,6 +22,7 @@ from runner import (
     ToolCall,
     ToolResultEvent,
 )
+from runner._callbacks import CallbackTable
 from tests import runner_helpers
 from tests.runner_helpers import AsyncScripted, Mode, add, calling, drive, events_of
 
@@ -216,3 +217,38 @@ def test_closing_drops_the_combined_callbacks() -> None:
     assert runner._table._combined
     runner.close()
     assert not runner._table._combined
+
+
+# -- the callback table (mutation-test hardening) ---------------------------------------
+
+
+class Passes(BeforeAgent):
+    """A callback that lets every agent call through."""
+
+    def before_agent(self, ctx: AgentContext, /) -> BeforeResult[AgentContext, ModelResponse]:
+        """Go on."""
+        return Cont(ctx)
+
+
+@pytest.mark.parametrize("check_sync", [True, False])
+def test_a_fresh_list_of_the_same_callbacks_reuses_the_combined_table(check_sync: bool) -> None:
+    """Run callbacks given again in a new list of the same objects build nothing new."""
+    agent = Agent("a", ScriptedModel(default="ok"))
+    table = CallbackTable(compile_callbacks([]), [agent])
+    guard = Passes()
+    first = table.for_run(compile_callbacks([guard]), check_sync=check_sync)
+    assert table.for_run(compile_callbacks([guard]), check_sync=check_sync) is first
+    assert table.for_run(compile_callbacks([Passes()]), check_sync=check_sync) is not first
+
+
+def test_the_callback_table_starts_over_past_64_lists() -> None:
+    """64 run-callbacks lists are kept; the 65th empties the table first."""
+    agent = Agent("a", ScriptedModel(default="ok"))
+    table = CallbackTable(compile_callbacks([]), [agent])
+    lists = [compile_callbacks([Passes()]) for _ in range(65)]
+    first = table.for_run(lists[0], check_sync=True)
+    for each in lists[1:64]:
+        table.for_run(each, check_sync=True)
+    assert table.for_run(lists[0], check_sync=True) is first
+    table.for_run(lists[64], check_sync=True)
+    assert table.for_run(lists[0], check_sync=True) is not first

@@ -30,7 +30,9 @@ from runner import (
     StopEvent,
     StopRun,
     ToolCall,
+    Transcript,
 )
+from runner._sessions import dump_state
 from tests import runner_helpers
 from tests.runner_helpers import LeasesAndPauses, Mode, add, calling, drive
 
@@ -311,3 +313,30 @@ def test_a_stop_is_the_last_event_naming_the_run_its_time_and_reason(mode: Mode)
 def test_the_default_store_keeps_10000_sessions() -> None:
     """``InMemorySessions()`` is bounded at 10,000 sessions."""
     assert InMemorySessions().max_sessions == 10_000
+
+
+# -- state as text and transcripts kept as given (mutation-test hardening) -----------------
+
+
+def test_a_state_value_json_cannot_hold_is_named_with_its_type_and_repr() -> None:
+    """``dump_state`` names the key, the value's type and repr, and json's reason."""
+    expected = (
+        "session state 'tags' must be JSON-serialisable (str, int, float, bool, None, and "
+        "lists and dicts of them), got set {1}: Object of type set is not JSON serializable"
+    )
+    with pytest.raises(TypeError) as caught:
+        dump_state({"ok": 1, "tags": {1}})
+    assert str(caught.value) == expected
+
+
+def test_state_text_is_compact_and_keeps_non_ascii_text() -> None:
+    """The state is written as compact JSON with non-ASCII characters as they are."""
+    assert dump_state({"k": ["é", 1]}) == '{"k":["é",1]}'
+
+
+def test_the_in_memory_store_keeps_the_transcript_it_is_given() -> None:
+    """A saved transcript is stored, not copied: a load gives that very transcript back."""
+    store = InMemorySessions()
+    saved = Transcript(turn("a", "b"))
+    store.save("u", "s", saved, version=0)
+    assert store.load("u", "s").messages is saved

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -34,7 +34,7 @@ from runner import (
     ToolCall,
     Transcript,
 )
-from runner._sqlite_schema import SCHEMA_VERSION
+from runner._sqlite_schema import SCHEMA_VERSION, _into_wal  # pyright: ignore[reportPrivateUsage]
 from tests import runner_helpers
 from tests.runner_helpers import Mode, calling, drive
 
@@ -130,6 +130,50 @@ def test_a_file_that_is_no_database_is_refused_naming_it(path: Path) -> None:
     with pytest.raises(sqlite3.DatabaseError) as caught:
         SQLiteSessionStore(path)
     assert f"while opening the session store '{path}'" in (caught.value.__notes__ or [])
+
+
+class LockedAtFirst:
+    """A connection whose ``PRAGMA journal_mode=WAL`` fails ``times`` times with ``code``, as
+    SQLite's does while another process is making the file (it does not wait then)."""
+
+    def __init__(self, times: int, code: int = sqlite3.SQLITE_BUSY) -> None:
+        self.times = times
+        self.code = code
+        self.tries = 0
+
+    def execute(self, sql: str) -> None:
+        """Fail the first ``times`` calls, then succeed."""
+        assert sql == "PRAGMA journal_mode=WAL"
+        self.tries += 1
+        if self.tries <= self.times:
+            error = sqlite3.OperationalError("database is locked")
+            error.sqlite_errorcode = self.code
+            raise error
+
+
+def test_a_file_another_process_is_making_is_waited_for() -> None:
+    """Going into WAL mode is tried again while SQLite says the file is busy."""
+    db = LockedAtFirst(times=3)
+    _into_wal(db, 5.0)  # type: ignore[arg-type]
+    assert db.tries == 4
+
+
+def test_a_file_busy_past_the_timeout_is_refused() -> None:
+    """A file still busy when the timeout has passed raises SQLite's error."""
+    db = LockedAtFirst(times=1_000)
+    started = time.monotonic()
+    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+        _into_wal(db, 0.05)  # type: ignore[arg-type]
+    assert 0.05 <= time.monotonic() - started < 1
+    assert 1 < db.tries < 1_000
+
+
+def test_another_error_going_into_wal_mode_is_not_retried() -> None:
+    """Only a busy file is waited for: any other error is raised at once."""
+    db = LockedAtFirst(times=1, code=sqlite3.SQLITE_IOERR)
+    with pytest.raises(sqlite3.OperationalError):
+        _into_wal(db, 5.0)  # type: ignore[arg-type]
+    assert db.tries == 1
 
 
 def test_a_bad_message_in_the_file_is_named_when_loaded(store: SQLiteSessionStore) -> None:
@@ -416,3 +460,181 @@ def test_a_runner_over_sqlite_continues_a_conversation(
     ]
     assert messages[1].tool_calls == (ToolCall("c1", "add", {"a": 1, "b": 2}),)
     assert model.requests[-1].messages == tuple(messages[:5])
+
+
+# -- what the file holds and what the store keeps (mutation-test hardening) ----------------
+
+
+def statements_of(store: SQLiteSessionStore, call: Callable[[], object]) -> list[str]:
+    """The SQL statements the store's connection runs during ``call``."""
+    statements: list[str] = []
+    db = store._db  # pyright: ignore[reportPrivateUsage]
+    assert db is not None
+    db.set_trace_callback(statements.append)
+    try:
+        call()
+    finally:
+        db.set_trace_callback(None)
+    return statements
+
+
+def test_messages_and_state_are_stored_as_compact_utf8_json(store: SQLiteSessionStore) -> None:
+    """The file holds each message and the state as compact JSON, non-ASCII text as is."""
+    store.save("u", "s", (Message("user", "héllo"),), version=0, state={"k": ["é", 1]})
+    with sqlite3.connect(store.path) as other:
+        assert other.execute("SELECT body FROM messages").fetchall() == [
+            ('{"role":"user","content":"héllo"}',)
+        ]
+        assert other.execute("SELECT state FROM sessions").fetchall() == [('{"k":["é",1]}',)]
+
+
+def test_an_append_deletes_no_message_row(store: SQLiteSessionStore) -> None:
+    """A save that only adds messages runs no DELETE: the file's rows are kept as they are."""
+    store.save("u", "s", turn("a", "b"), version=0)
+    loaded = store.load("u", "s")
+    assert isinstance(loaded.messages, Transcript)
+    grown = loaded.messages.extend(turn("c", "d"))
+    run = statements_of(store, lambda: store.save("u", "s", grown, version=loaded.version))
+    assert not [sql for sql in run if sql.startswith("DELETE")]
+
+
+def test_a_session_read_from_the_file_is_appended_to_not_rewritten(path: Path) -> None:
+    """A store that read a session another wrote then saves a turn writes that turn only."""
+    with SQLiteSessionStore(path) as writer:
+        writer.save("u", "s", history(100), version=0)
+    with SQLiteSessionStore(path) as store:
+        loaded = store.load("u", "s")
+        assert isinstance(loaded.messages, Transcript)
+        before = changes(store)
+        store.save("u", "s", loaded.messages.extend(turn("q", "a")), version=loaded.version)
+        assert changes(store) - before == 3
+        assert len(statements_of(store, lambda: store.load("u", "s"))) == 1
+
+
+@pytest.mark.parametrize("how", ["read", "saved"])
+def test_the_least_recently_used_session_leaves_the_memory_first(path: Path, how: str) -> None:
+    """Past ``cache_sessions`` the session used longest ago is dropped, the newest kept."""
+    with SQLiteSessionStore(path) as writer:
+        for name in ("s0", "s1"):
+            writer.save("u", name, turn(name, "ok"), version=0)
+    with SQLiteSessionStore(path, cache_sessions=1) as store:
+        if how == "read":
+            store.load("u", "s0")
+            store.load("u", "s1")
+        else:
+            store.save("u", "s0", turn("s0", "again"), version=1)
+            store.save("u", "s1", turn("s1", "again"), version=1)
+        assert len(statements_of(store, lambda: store.load("u", "s1"))) == 1
+        assert len(statements_of(store, lambda: store.load("u", "s0"))) > 1
+
+
+def test_the_kept_sessions_fill_up_to_cache_sessions(path: Path) -> None:
+    """Up to ``cache_sessions`` sessions read from the file are kept: each loads in one query."""
+    with SQLiteSessionStore(path) as writer:
+        for name in ("s0", "s1"):
+            writer.save("u", name, turn(name, "ok"), version=0)
+    with SQLiteSessionStore(path, cache_sessions=2) as store:
+        store.load("u", "s0")
+        store.load("u", "s1")
+        assert len(statements_of(store, lambda: store.load("u", "s0"))) == 1
+        assert len(statements_of(store, lambda: store.load("u", "s1"))) == 1
+
+
+def test_a_session_deleted_while_it_is_read_loads_as_new(path: Path) -> None:
+    """A session another process deletes between the version check and the read is empty."""
+    with SQLiteSessionStore(path) as writer:
+        writer.save("u", "s", turn("a", "b"), version=0, state={"n": 1})
+    with SQLiteSessionStore(path) as store, SQLiteSessionStore(path) as other:
+        db = store._db  # pyright: ignore[reportPrivateUsage]
+        assert db is not None
+
+        def delete_at_begin(sql: str) -> None:
+            if sql == "BEGIN":
+                other.delete("u", "s")
+
+        db.set_trace_callback(delete_at_begin)
+        loaded = store.load("u", "s")
+        db.set_trace_callback(None)
+        assert loaded == Session((), 0, {})
+
+
+def test_the_defaults_wait_five_seconds_and_keep_a_thousand_sessions(
+    store: SQLiteSessionStore,
+) -> None:
+    """A store made with defaults waits 5 s for a lock and keeps 1,000 transcripts."""
+    db = store._db  # pyright: ignore[reportPrivateUsage]
+    assert db is not None
+    assert db.execute("PRAGMA busy_timeout").fetchone() == (5000,)
+    for n in range(1_001):
+        store.save("u", f"s{n}", (), version=0)
+    assert len(store._cache) == 1_000  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_delete_that_fails_midway_changes_nothing(store: SQLiteSessionStore) -> None:
+    """A delete interrupted inside its transaction raises, keeps the session, and the store
+    goes on working."""
+    store.save("u", "s", turn("a", "b"), version=0)
+    db = store._db  # pyright: ignore[reportPrivateUsage]
+    assert db is not None
+    interrupting = [False]
+
+    def watch(sql: str) -> None:
+        interrupting[0] = sql.startswith("DELETE FROM messages")
+
+    db.set_trace_callback(watch)
+    db.set_progress_handler(lambda: interrupting[0], 1)
+    with pytest.raises(sqlite3.OperationalError, match="interrupted"):
+        store.delete("u", "s")
+    db.set_progress_handler(None, 1)
+    db.set_trace_callback(None)
+    assert store.load("u", "s") == Session(turn("a", "b"), 1)
+    store.delete("u", "s")
+    assert store.load("u", "s") == Session((), 0)
+
+
+def test_a_save_that_fails_midway_raises_its_own_error_and_changes_nothing(
+    store: SQLiteSessionStore,
+) -> None:
+    """A save interrupted inside its transaction raises that error (SQLite already rolled back),
+    keeps the session as it was, and the store goes on working."""
+    store.save("u", "s", turn("a", "b"), version=0)
+    db = store._db  # pyright: ignore[reportPrivateUsage]
+    assert db is not None
+    interrupting = [False]
+
+    def watch(sql: str) -> None:
+        interrupting[0] = sql.startswith("INSERT INTO messages")
+
+    db.set_trace_callback(watch)
+    db.set_progress_handler(lambda: interrupting[0], 1)
+    with pytest.raises(sqlite3.OperationalError, match="interrupted"):
+        store.save("u", "s", (*turn("a", "b"), *turn("c", "d")), version=1)
+    db.set_progress_handler(None, 1)
+    db.set_trace_callback(None)
+    assert store.load("u", "s") == Session(turn("a", "b"), 1)
+    assert store.save("u", "s", turn("x", "y"), version=1) == 2
+
+
+@pytest.mark.parametrize(("table", "event"), [("paused", "DELETE"), ("messages", "INSERT")])
+def test_a_statement_refused_midway_rolls_the_whole_call_back(
+    store: SQLiteSessionStore, table: str, event: str
+) -> None:
+    """A delete or save whose statement the file refuses (a trigger here) raises that error,
+    undoes what it wrote before it, and leaves the store working."""
+    store.save("u", "s", turn("a", "b"), version=0)
+    store.save_paused("r1", "u", "s", "{}")
+    with sqlite3.connect(store.path) as other:
+        other.execute(
+            f"CREATE TRIGGER refuse BEFORE {event} ON {table} BEGIN SELECT RAISE(ABORT, 'no'); END"
+        )
+    call = (
+        (lambda: store.delete("u", "s"))
+        if event == "DELETE"
+        else (lambda: store.save("u", "s", (*turn("a", "b"), *turn("c", "d")), version=1))
+    )
+    with pytest.raises(sqlite3.IntegrityError, match=r"^no$"):
+        call()
+    assert store.load("u", "s") == Session(turn("a", "b"), 1)
+    with sqlite3.connect(store.path) as other:
+        other.execute("DROP TRIGGER refuse")
+    call()
