@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from hooks import (
     PausableResult,
     Pause,
     Reject,
+    Retry,
     StateKey,
     ToolContext,
     ToolResult,
@@ -33,6 +35,7 @@ from runner import (
     Message,
     PauseEvent,
     ResumeRefused,
+    RetryPolicy,
     Runner,
     RunResult,
     RunState,
@@ -567,3 +570,43 @@ def test_the_turn_loop_signals_say_where_they_come_from() -> None:
     assert str(BatchPaused(4, (), ())) == "4"
     assert str(TurnPaused(frame)) == "a/b"
     assert TurnPaused(frame).frame is frame
+
+
+def test_concurrent_paused_calls_get_the_ids_of_their_step() -> None:
+    """In ``run_async`` the calls of one response run concurrently; each paused one's request
+    id is the one its run, branch, model step and call id give."""
+    runner, _, _, _ = setup(calling(delete("c1", "a"), mail("c2", "bob"), delete("c3", "b")), "ok")
+    paused = asyncio.run(runner.run_async("tidy", session_id="s"))
+    assert [request.id for request in paused.pending] == [
+        request_id(paused.run_id, "files", 1, "c1"),
+        request_id(paused.run_id, "files", 1, "c3"),
+    ]
+
+
+def test_a_retry_that_changes_the_call_may_be_paused_by_the_guard(mode: Mode) -> None:
+    """An error hook's ``Retry`` with other arguments passes ``before_tool`` again, and a
+    guard that pauses it pauses the run with the changed call in its request."""
+
+    class Guard:
+        def before_tool(self, ctx: ToolContext) -> PausableResult[ToolContext, ToolResult]:
+            if ctx.call.args.get("path") == "b" and ctx.decision is None:
+                return Pause("the retry wants b: ok?")
+            return Cont(ctx)
+
+    class RetryOnB:
+        def on_tool_error(self, failure: object, ctx: ToolContext) -> object:
+            return Retry(replace(ctx, call=replace(ctx.call, args={"path": "b"})))
+
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        if path == "a":
+            raise FileNotFoundError(path)
+        return f"deleted {path}"
+
+    model = ScriptedModel([calling(delete("c1", "a")), "done"])
+    agent = Agent("files", model, tools=[delete_file])
+    runner = Runner(agent, callbacks=[Guard(), RetryOnB()], retry=RetryPolicy(max_attempts=2))
+    paused = drive(runner, mode, "tidy", session_id="s")
+    (request,) = paused.pending
+    assert (request.reason, dict(request.call.args)) == ("the retry wants b: ok?", {"path": "b"})
+    assert request.id == request_id(paused.run_id, "files", 1, "c1")
