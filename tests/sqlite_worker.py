@@ -1,12 +1,14 @@
 """A process that runs one turn on a session of a ``SQLiteSessionStore`` file (tests start it).
 
-``python -m tests.sqlite_worker DB MESSAGE GO [--die] [--hold S] [--lease S]`` prints
+``python -m tests.sqlite_worker DB MESSAGE GO [--die] [--hold S] [--lease S] [--later S]`` prints
 ``ready``, waits until the file ``GO`` exists (so several workers start their runs
 together), then opens the store (making the file, if it is the first) and runs
 ``MESSAGE`` on session ``("u", "s")``. The agent's first answer calls the ``hold``
 tool, which sleeps ``--hold`` seconds inside the run (or, with ``--die``, ends the
 process on the spot with ``os._exit``, as a crash would); then it answers
-``"done: MESSAGE"``. Its last line is ``ok``, ``busy HOLDER`` or ``conflict``.
+``"done: MESSAGE"``. Its last line is ``ok``, ``busy HOLDER`` or ``conflict``. With
+``--later S`` the store reads its lease clock ``S`` seconds ahead, as a process started
+that much later would: a test sees a lease expire without waiting for it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import time
 from pathlib import Path
 
+import runner._sqlite as sqlite_store
 from runner import (
     Agent,
     ModelResponse,
@@ -28,6 +31,17 @@ from runner import (
 )
 
 
+class Later:
+    """The ``time`` the store reads its lease clock from, ``ahead`` seconds in the future."""
+
+    def __init__(self, ahead: float) -> None:
+        self.ahead = ahead
+
+    def time(self) -> float:
+        """Now, as seen ``ahead`` seconds from now."""
+        return time.time() + self.ahead
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run one turn as the arguments say and print how it ended."""
     parser = argparse.ArgumentParser()
@@ -37,7 +51,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--die", action="store_true")
     parser.add_argument("--hold", type=float, default=0.0)
     parser.add_argument("--lease", type=float, default=60.0)
+    parser.add_argument("--later", type=float, default=0.0)
     args = parser.parse_args(argv)
+    if args.later:
+        vars(sqlite_store)["time"] = Later(args.later)  # what the store reads its clock from
 
     def hold() -> str:
         """Stay inside the run for a while, or die in it."""

@@ -15,7 +15,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -158,14 +157,34 @@ def test_a_file_another_process_is_making_is_waited_for() -> None:
     assert db.tries == 4
 
 
-def test_a_file_busy_past_the_timeout_is_refused() -> None:
-    """A file still busy when the timeout has passed raises SQLite's error."""
+class PassingTime:
+    """Stands in for the ``time`` module of ``_sqlite_schema``: each sleep moves the clock."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        """The clock, moved only by ``sleep``."""
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        """Move the clock instead of waiting."""
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_a_file_busy_past_the_timeout_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file still busy when the timeout has passed raises SQLite's error: tried until the
+    clock passed the deadline, pausing 5 ms between tries, and not once after it."""
+    clock = PassingTime()
+    monkeypatch.setattr("runner._sqlite_schema.time", clock)
     db = LockedAtFirst(times=1_000)
-    started = time.monotonic()
     with pytest.raises(sqlite3.OperationalError, match="database is locked"):
         _into_wal(db, 0.05)  # type: ignore[arg-type]
-    assert 0.05 <= time.monotonic() - started < 1
-    assert 1 < db.tries < 1_000
+    assert clock.slept == [0.005] * len(clock.slept)
+    assert clock.now - 100.0 == pytest.approx(0.05, abs=0.005)
+    assert db.tries == len(clock.slept) + 1
 
 
 def test_another_error_going_into_wal_mode_is_not_retried() -> None:
@@ -382,20 +401,20 @@ def test_processes_racing_on_one_session_one_wins_nothing_lost(tmp_path: Path) -
 
 def test_a_killed_process_leaves_a_session_another_continues(tmp_path: Path) -> None:
     """A process that dies mid-run (``os._exit``) keeps the session busy until its lease
-    expires; then another process continues it, and nothing of the dead run was saved."""
+    expires; then another process continues it, and nothing of the dead run was saved.
+    (The later processes read the lease clock ahead instead of waiting for it.)"""
     db, go = tmp_path / "killed.db", tmp_path / "go"
     go.touch()
     (first,) = start_workers(db, go, ["first"])
     assert finish(first) == (0, "ok")
-    (dying,) = start_workers(db, go, ["dying", "--die", "--lease", "1.5"])
+    (dying,) = start_workers(db, go, ["dying", "--die", "--lease", "60"])
     assert finish(dying) == (3, "")
-    died = time.monotonic()
     with SQLiteSessionStore(db) as store, pytest.raises(SessionBusy) as caught:
         store.acquire("u", "s", owner="too-early", ttl=1)
-    assert time.monotonic() - died < 1.5  # else the lease could have expired: a slow machine
     assert caught.value.holder != "too-early"  # the dead run's id
-    time.sleep(max(0.0, died + 1.6 - time.monotonic()))
-    (later,) = start_workers(db, go, ["later"])
+    (too_soon,) = start_workers(db, go, ["too_soon", "--later", "30"])
+    assert finish(too_soon) == (0, f"busy {caught.value.holder}")
+    (later,) = start_workers(db, go, ["later", "--later", "61"])  # the lease has expired
     assert finish(later) == (0, "ok")
     with SQLiteSessionStore(db) as store:
         session = store.load("u", "s")
