@@ -94,12 +94,10 @@ async def trampoline(
                 thrown = exc
     finally:
         if not outcome.done:
-            await _cancel(coro, thrown, context)
+            await _cancel(coro, context)  # stopped at a yield: nothing is left thrown
 
 
-async def _cancel(
-    coro: Coroutine[Any, Any, Any], thrown: BaseException | None, context: contextvars.Context
-) -> None:
+async def _cancel(coro: Coroutine[Any, Any, Any], context: contextvars.Context) -> None:
     """Throw ``CancelledError`` into an unfinished run and drive it, in its context, to its
     end.
 
@@ -107,7 +105,7 @@ async def _cancel(
     raised once the run has ended, as awaiting a cancelled task would raise it (else a
     ``cancel()`` or an ``asyncio.timeout`` expiring during ``aclose()`` would be lost).
     """
-    error: BaseException | None = thrown if thrown is not None else asyncio.CancelledError()
+    error: BaseException | None = asyncio.CancelledError()
     again: BaseException | None = None
     while True:
         try:
