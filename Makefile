@@ -43,7 +43,7 @@ bench: $(STAMP)
 # mutmut's baseline runs every selected test and stops at a red one, so a run of runner
 # mutants only (MUTANTS='runner.*') leaves out the test modules that never import runner
 # (the hooks' own tests): a red hooks test cannot stop it. TESTS narrows further, to a
-# pytest -k expression: make mutate MUTANTS='runner._guarded.*' TESTS=test_runner_guarded
+# pytest -k expression: make mutate MUTANTS='runner._run.guarded.*' TESTS=test_runner_guarded
 # Each mutant runs against the selected tests that reached its function in the baseline.
 # That map is rebuilt on every run: mutmut's incremental update keeps a stale one when a
 # test keeps its id but reaches other code, or code moves to another module (its mutants

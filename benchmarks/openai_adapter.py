@@ -44,7 +44,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from runner import Message, ModelRequest, OpenAIChatModel, ToolCall, ToolSpec
-from runner._openai_wire import from_completion, to_messages, to_tools
+from runner._models.openai.wire import from_completion, to_messages, to_tools
 from tests.openai_server import OpenAIServer, completion, tool_call
 
 MODEL: Final = "bench-model"

@@ -45,7 +45,7 @@ from openai._models import construct_type
 from openai.types.chat import ChatCompletionChunk
 
 from runner import Message, ModelRequest, ModelResponse, ScriptedModel, TextDelta
-from runner._openai_stream import StreamReader
+from runner._models.openai.stream import StreamReader
 from tests.openai_server import as_stream, completion, tool_call
 
 SIZE: Final = 8

@@ -49,8 +49,8 @@ from hooks import (
     observing,
 )
 from runner._agent import Agent
-from runner._delta import ON_DELTA, AsyncOnDelta, DeltaContext, OnDelta
-from runner._durable import DurableRunner
+from runner._durable.idempotency import idempotency_key
+from runner._durable.runner import DurableRunner
 from runner._errors import (
     InvalidDecisions,
     MaxStepsExceeded,
@@ -86,10 +86,8 @@ from runner._events import (
     ToolResultEvent,
     UserMessageEvent,
 )
-from runner._handlers import AsyncFallbackModel, FallbackModel, RetryTransient
-from runner._history import Transcript
-from runner._idempotency import idempotency_key
-from runner._model import (
+from runner._models.handlers import AsyncFallbackModel, FallbackModel, RetryTransient
+from runner._models.model import (
     AsyncModel,
     AsyncStreamingModel,
     Model,
@@ -98,15 +96,17 @@ from runner._model import (
     ScriptItem,
     StreamingModel,
 )
-from runner._openai import OpenAIChatModel
-from runner._pending import PendingRequest
+from runner._models.openai.chat import OpenAIChatModel
+from runner._models.transient import is_transient, retry_after
+from runner._pause.pending import PendingRequest
+from runner._pause.runstate import RunState
 from runner._retry import RetryPolicy
 from runner._runner import Runner
-from runner._runstate import RunState
-from runner._sessions import InMemorySessions, Session, SessionStore
-from runner._sqlite import SQLiteSessionStore
-from runner._tools import AsyncTool, FunctionTool, Tool, as_tool
-from runner._transient import is_transient, retry_after
+from runner._sessions.sqlite.store import SQLiteSessionStore
+from runner._sessions.store import InMemorySessions, Session, SessionStore
+from runner._sessions.transcript import Transcript
+from runner._streaming.delta import ON_DELTA, AsyncOnDelta, DeltaContext, OnDelta
+from runner._tools.tools import AsyncTool, FunctionTool, Tool, as_tool
 
 __all__ = [
     "ON_DELTA",

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from hooks import InvalidCallbacks, ToolSpec
 from runner._checks import got, is_list
-from runner._model import AsyncModel, Model
-from runner._tools import AsyncTool, Tool, as_tool, check_tool_name, is_async_tool, spec_of
+from runner._models.model import AsyncModel, Model
+from runner._tools.tools import AsyncTool, Tool, as_tool, check_tool_name, is_async_tool, spec_of
 
 __all__ = ["Agent"]
 

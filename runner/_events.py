@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from hooks import Message, ModelRequest, ModelResponse, ToolCall, ToolResult, Usage
-from runner._pending import PendingRequest
-from runner._runstate import RunState
+from runner._pause.pending import PendingRequest
+from runner._pause.runstate import RunState
 
 __all__ = [
     "AttemptDiscardedEvent",

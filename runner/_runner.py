@@ -18,7 +18,6 @@ from hooks import (
     compile_callbacks,
 )
 from runner._agent import Agent
-from runner._callbacks import CallbackTable
 from runner._checks import (
     as_message,
     check_id,
@@ -28,23 +27,24 @@ from runner._checks import (
     refuse_inside_loop,
     store_hint,
 )
-from runner._drive import complete
 from runner._events import RunFinishedEvent, RunResult, RunStartedEvent, StreamEvent
-from runner._executor import IN_PROCESS, Engine
-from runner._leases import RunLease
-from runner._resume import checked_decisions
+from runner._pause.resume import checked_decisions
+from runner._pause.runstate import RunState
 from runner._retry import RetryPolicy
-from runner._runstate import RunState
-from runner._sessions import InMemorySessions, SessionStore
-from runner._settings import Settings
-from runner._stream import Channel
-from runner._trampoline import Outcome, trampoline
-from runner._turns import Run
+from runner._run.callbacks import CallbackTable
+from runner._run.drive import complete
+from runner._run.engine import IN_PROCESS, Engine
+from runner._run.run import Run
+from runner._run.settings import Settings
+from runner._sessions.leases import RunLease
+from runner._sessions.store import InMemorySessions, SessionStore
+from runner._streaming.channel import Channel
+from runner._streaming.trampoline import Outcome, trampoline
 
 if TYPE_CHECKING:  # the extra hookline[otel]; imported at run time only when given
     from opentelemetry.trace import TracerProvider
 
-    from runner._telemetry import Telemetry
+    from runner._telemetry.telemetry import Telemetry
 
 __all__ = ["Runner"]
 
@@ -440,6 +440,6 @@ def _telemetry(
     provider: object, capture_content: bool | None, agents: Sequence[Agent]
 ) -> Telemetry:
     """The runs' spans; OpenTelemetry is imported here, when a provider is given."""
-    from runner._telemetry import Telemetry
+    from runner._telemetry.telemetry import Telemetry
 
     return Telemetry(provider, capture_content=capture_content, agents=agents)

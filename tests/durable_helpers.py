@@ -30,7 +30,7 @@ from runner import (
     ToolCall,
     Usage,
 )
-from runner._durable_codec import load
+from runner._durable.codec import load
 from tests.runner_helpers import Mode
 
 _names = itertools.count(1)

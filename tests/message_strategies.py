@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from runner import Message, ModelResponse, ToolCall, ToolResult, Usage
-from runner._arguments import UnparsedArguments
+from runner._tools.arguments import UnparsedArguments
 
 __all__ = ["json_values", "messages", "responses", "tool_calls", "tool_results", "usages"]
 

@@ -41,7 +41,7 @@ from runner import (
     ToolContext,
     ToolResult,
 )
-from runner._leases import Leases
+from runner._sessions.leases import Leases
 
 E = TypeVar("E")
 
@@ -200,8 +200,8 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
     async def fake_asleep(seconds: float) -> None:
         record.append(("asyncio", seconds))
 
-    monkeypatch.setattr("runner._executor.time.sleep", fake_sleep)
-    monkeypatch.setattr("runner._executor.asyncio.sleep", fake_asleep)
+    monkeypatch.setattr("runner._run.engine.time.sleep", fake_sleep)
+    monkeypatch.setattr("runner._run.engine.asyncio.sleep", fake_asleep)
     return record
 
 
@@ -221,7 +221,7 @@ class LeasesAndPauses:
         self.paused: dict[str, str] = {}
 
     def acquire(self, user_id: str, session_id: str, /, *, owner: str, ttl: float) -> None:
-        """Take or renew the lease (``runner._leases.Leases``)."""
+        """Take or renew the lease (``runner._sessions.leases.Leases``)."""
         self.leases.acquire(user_id, session_id, owner=owner, ttl=ttl)
 
     def release(self, user_id: str, session_id: str, /, *, owner: str) -> None:

@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-import runner._sqlite as sqlite_store
+import runner._sessions.sqlite.store as sqlite_store
 from runner import (
     Agent,
     ModelResponse,

@@ -9,7 +9,7 @@ from types import MappingProxyType
 import pytest
 
 from runner import RunResult, RunState, ToolResult
-from runner._durable_codec import StoredError, dump, load, stored
+from runner._durable.codec import StoredError, dump, load, stored
 
 
 class KeywordOnly(Exception):

@@ -1,6 +1,6 @@
 """Tool arguments as JSON text: parsed once; what is no JSON object fails the call, typed.
 
-``runner._arguments``: ``parse_arguments`` and ``UnparsedArguments``, and what the
+``runner._tools.arguments``: ``parse_arguments`` and ``UnparsedArguments``, and what the
 runner does with a call that carries one (any model may send it; the OpenAI adapter
 does for malformed arguments).
 """
@@ -25,7 +25,7 @@ from runner import (
     ToolCall,
     ToolContext,
 )
-from runner._arguments import UnparsedArguments, parse_arguments
+from runner._tools.arguments import UnparsedArguments, parse_arguments
 from tests import runner_helpers
 from tests.runner_helpers import Mode, add, calling, drive, events_of, tool_messages
 

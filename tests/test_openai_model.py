@@ -18,7 +18,7 @@ import openai
 import pytest
 
 from runner import Message, ModelRequest, ModelResponse, OpenAIChatModel, ToolCall, ToolSpec, Usage
-from runner._arguments import UnparsedArguments
+from runner._tools.arguments import UnparsedArguments
 from tests import openai_server, runner_helpers
 from tests.openai_server import OpenAIServer, completion
 from tests.runner_helpers import Mode

@@ -278,8 +278,8 @@ def test_the_ready_made_handler_retries_a_429_and_waits_what_it_asks(
     async def fake_asleep(seconds: float) -> None:
         waits.append(seconds)
 
-    monkeypatch.setattr("runner._executor.time.sleep", waits.append)
-    monkeypatch.setattr("runner._executor.asyncio.sleep", fake_asleep)
+    monkeypatch.setattr("runner._run.engine.time.sleep", waits.append)
+    monkeypatch.setattr("runner._run.engine.asyncio.sleep", fake_asleep)
     limited = error(
         429, "Rate limit reached", kind="requests", code="rate_limit_exceeded",
         headers={"Retry-After": "2"},

@@ -31,7 +31,7 @@ from runner import (
     ToolSpec,
     Usage,
 )
-from runner._arguments import UnparsedArguments
+from runner._tools.arguments import UnparsedArguments
 from tests import openai_server, runner_helpers
 from tests.openai_server import OpenAIServer, Reply, as_stream, chunk, completion, streamed
 from tests.runner_helpers import Mode

@@ -9,8 +9,8 @@ from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion
 
 from runner import Message, ModelResponse, ToolCall, ToolSpec, Usage
-from runner._arguments import UnparsedArguments
-from runner._openai_wire import from_completion, to_messages, to_tools, usage_of
+from runner._models.openai.wire import from_completion, to_messages, to_tools, usage_of
+from runner._tools.arguments import UnparsedArguments
 
 
 def chat(message: dict[str, Any], **extra: Any) -> ChatCompletion:

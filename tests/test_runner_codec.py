@@ -1,4 +1,4 @@
-"""Tests of ``runner._codec``: plain-JSON forms of messages, tool calls, results and responses."""
+"""Tests of ``runner._pause.codec``: plain-JSON forms of messages, calls, results, responses."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner import Message, ModelResponse, ToolCall, ToolResult, Usage
-from runner._arguments import UnparsedArguments
-from runner._codec import (
+from runner._pause.codec import (
     decode_message,
     decode_response,
     decode_tool_call,
@@ -26,6 +25,7 @@ from runner._codec import (
     encode_tool_result,
     encode_usage,
 )
+from runner._tools.arguments import UnparsedArguments
 from tests.message_strategies import messages, responses, tool_calls, tool_results, usages
 
 CODECS: list[tuple[st.SearchStrategy[Any], Callable[[Any], Any], Callable[[Any], Any]]] = [

@@ -19,11 +19,11 @@ from runner import (
     ToolContext,
     ToolResult,
 )
-from runner._drive import complete
-from runner._executor import IN_PROCESS, Engine
-from runner._plan import Plan
-from runner._settings import Settings
-from runner._tools import AsyncTool, Tool
+from runner._run.drive import complete
+from runner._run.engine import IN_PROCESS, Engine
+from runner._run.plan import Plan
+from runner._run.settings import Settings
+from runner._tools.tools import AsyncTool, Tool
 from tests import runner_helpers
 from tests.runner_helpers import Mode, calling
 

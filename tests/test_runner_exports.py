@@ -150,7 +150,7 @@ def test_hooks_vocabulary_is_re_exported_as_is(name: str) -> None:
 def _alias_docstrings() -> dict[str, str]:
     """Module-level ``Name = ...`` assignments in runner's modules followed by a docstring."""
     found: dict[str, str] = {}
-    for module in pkgutil.iter_modules(runner.__path__, "runner."):
+    for module in pkgutil.walk_packages(runner.__path__, "runner."):
         source = inspect.getsource(importlib.import_module(module.name))
         body = ast.parse(source).body
         for statement, following in itertools.pairwise(body):

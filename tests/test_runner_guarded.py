@@ -400,7 +400,7 @@ def test_a_wait_between_attempts_is_the_policys_and_recorded(
 ) -> None:
     """The recorded delay is the one slept: the policy's backoff when the retry names none."""
     slept: list[float] = []
-    monkeypatch.setattr("runner._executor.time.sleep", slept.append)
+    monkeypatch.setattr("runner._run.engine.time.sleep", slept.append)
     policy = RetryPolicy(max_attempts=2, base_delay=0.25, jitter=0.0)
     model = ScriptedModel([OSError("x"), "ok"])
     with Runner(Agent("assistant", model), retry=policy) as runner:

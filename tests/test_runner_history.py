@@ -1,4 +1,4 @@
-"""Tests of ``runner._history``: ``Transcript``, the conversation that grows without copying.
+"""Tests of ``runner._sessions.transcript``: ``Transcript``, a conversation that never copies.
 
 A transcript must behave as an immutable tuple of messages in every respect a caller
 can see, and extending it at the tip must not copy the history. Whether the log is
@@ -23,8 +23,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner import Message, ToolCall, Transcript, _history
-from runner._history import answered, settled
+from runner import Message, ToolCall, Transcript
+from runner._sessions import transcript as _history
+from runner._sessions.transcript import answered, settled
 
 
 def msgs(*contents: str) -> tuple[Message, ...]:

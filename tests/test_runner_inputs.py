@@ -45,7 +45,7 @@ from runner._checks import (
     positive_int,
     refuse_inside_loop,
 )
-from runner._tools import check_tool_name
+from runner._tools.tools import check_tool_name
 from tests import runner_helpers
 from tests.runner_helpers import AsyncScripted, Mode, add, drive
 

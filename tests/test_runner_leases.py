@@ -1,11 +1,11 @@
-"""Tests of ``runner._leases``: the in-memory lease table and a run's hold on its session."""
+"""Tests of ``runner._sessions.leases``: the in-memory lease table, a run's hold on its session."""
 
 from __future__ import annotations
 
 import pytest
 
 from runner import InMemorySessions, SessionBusy
-from runner._leases import Leases, RunLease
+from runner._sessions.leases import Leases, RunLease
 
 
 class Clock:
@@ -64,7 +64,7 @@ def test_a_run_lease_renews_only_once_a_third_of_its_ttl_has_passed(
 ) -> None:
     """``renew`` writes to the store only when a third of the ttl went by since the last take."""
     now = [0.0]
-    monkeypatch.setattr("runner._leases.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("runner._sessions.leases.time.monotonic", lambda: now[0])
     store = CountingStore()
     lease = RunLease(store, "u", "s", owner="run-1", ttl=30)  # type: ignore[arg-type]
     lease.acquire()
@@ -91,7 +91,7 @@ def test_a_run_lease_taken_by_another_is_busy() -> None:
 def test_a_run_lease_renews_at_exactly_a_third_of_its_ttl(monkeypatch: pytest.MonkeyPatch) -> None:
     """At the moment a third of the ttl has gone by, ``renew`` takes the lease again."""
     now = [0.0]
-    monkeypatch.setattr("runner._leases.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("runner._sessions.leases.time.monotonic", lambda: now[0])
     store = CountingStore()
     lease = RunLease(store, "u", "s", owner="run-1", ttl=30)  # type: ignore[arg-type]
     lease.acquire()

@@ -22,7 +22,7 @@ from runner import (
     ToolCall,
     ToolResultEvent,
 )
-from runner._callbacks import CallbackTable
+from runner._run.callbacks import CallbackTable
 from tests import runner_helpers
 from tests.runner_helpers import AsyncScripted, Mode, add, calling, drive, events_of
 

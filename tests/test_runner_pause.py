@@ -44,7 +44,7 @@ from runner import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from runner._pending import BatchPaused, Frame, PendingRequest, TurnPaused, request_id
+from runner._pause.pending import BatchPaused, Frame, PendingRequest, TurnPaused, request_id
 from tests import runner_helpers
 from tests.runner_helpers import Mode, calling, drive, events_of, tool_messages
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from hooks import Approve, Decision, Edit, Reject
 from runner import Message, PendingRequest, RunState, ToolCall, ToolResult, Usage
-from runner._pending import Frame
+from runner._pause.pending import Frame
 from tests.message_strategies import json_values, messages, tool_calls, tool_results, usages
 
 ROOT = Path(__file__).resolve().parents[1]

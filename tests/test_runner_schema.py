@@ -33,7 +33,7 @@ from runner import (
     ToolArgumentsError,
     ToolCall,
 )
-from runner._docstrings import argument_descriptions, summary
+from runner._tools.docstrings import argument_descriptions, summary
 from tests import runner_helpers
 from tests.runner_helpers import Mode, calling, drive, tool_messages
 
@@ -848,7 +848,7 @@ def run_python(code: str) -> str:
 def test_importing_runner_does_not_import_pydantic() -> None:
     """pydantic is imported when a tool is made, never by ``import runner``."""
     code = (
-        "import sys, runner, hooks, runner._pydantic, runner._schema\n"
+        "import sys, runner, hooks, runner._tools.pydantic, runner._tools.schema\n"
         "print('pydantic' in sys.modules)\n"
         "runner.FunctionTool(lambda a: a, name='echo')\n"
         "print('pydantic' in sys.modules)"

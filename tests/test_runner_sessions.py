@@ -1,6 +1,6 @@
-"""Tests of ``runner._sessions``: the versioned store contract and runners sharing a store.
+"""Tests of ``runner._sessions.store``: the versioned store contract and runners sharing a store.
 
-The contract (the module docstring of ``runner._sessions``): ``load`` returns a
+The contract (the module docstring of ``runner._sessions.store``): ``load`` returns a
 snapshot and a version, ``save`` is a compare-and-set on that version, ``delete``
 forgets. The end-to-end tests check that no store shared by runners drops a turn.
 """
@@ -32,7 +32,7 @@ from runner import (
     ToolCall,
     Transcript,
 )
-from runner._sessions import dump_state
+from runner._sessions.store import dump_state
 from tests import runner_helpers
 from tests.runner_helpers import LeasesAndPauses, Mode, add, calling, drive
 

@@ -1,4 +1,6 @@
-"""Tests of ``runner._sqlite``: what only the SQLite store promises, beyond the shared suite.
+"""Tests of ``runner._sessions.sqlite.store``: what only the SQLite store promises.
+
+The shared store suite covers the rest.
 
 One file holds everything and outlives the store that wrote it; its schema is checked
 when opened; WAL mode; a turn writes only what it adds; the store is safe across
@@ -33,7 +35,7 @@ from runner import (
     ToolCall,
     Transcript,
 )
-from runner._sqlite_schema import SCHEMA_VERSION, _into_wal  # pyright: ignore[reportPrivateUsage]
+from runner._sessions.sqlite.schema import SCHEMA_VERSION, _into_wal  # pyright: ignore[reportPrivateUsage]
 from tests import runner_helpers
 from tests.runner_helpers import Mode, calling, drive
 
@@ -178,7 +180,7 @@ def test_a_file_busy_past_the_timeout_is_refused(monkeypatch: pytest.MonkeyPatch
     """A file still busy when the timeout has passed raises SQLite's error: tried until the
     clock passed the deadline, pausing 5 ms between tries, and not once after it."""
     clock = PassingTime()
-    monkeypatch.setattr("runner._sqlite_schema.time", clock)
+    monkeypatch.setattr("runner._sessions.sqlite.schema.time", clock)
     db = LockedAtFirst(times=1_000)
     with pytest.raises(sqlite3.OperationalError, match="database is locked"):
         _into_wal(db, 0.05)  # type: ignore[arg-type]

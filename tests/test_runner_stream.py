@@ -36,7 +36,7 @@ from runner import (
     ToolCall,
     ToolCallDelta,
 )
-from runner._stream import Channel
+from runner._streaming.channel import Channel
 from tests.runner_helpers import add, calling
 
 NO_WAIT = RetryPolicy(max_attempts=3, base_delay=0.0, jitter=0.0)

@@ -25,8 +25,8 @@ from runner import (
     ToolCallDelta,
     Usage,
 )
-from runner._arguments import UnparsedArguments
-from runner._scripted_stream import arguments_text, deltas
+from runner._models.scripted_stream import arguments_text, deltas
+from runner._tools.arguments import UnparsedArguments
 from tests import runner_helpers
 from tests.runner_helpers import Mode
 

@@ -1,7 +1,7 @@
 """One test suite for every ``SessionStore`` hookline ships: in memory and SQLite.
 
 Each test runs once per store (the ``store`` fixture) and checks the contract in the
-module docstring of ``runner._sessions``: snapshots and versions, compare-and-set
+module docstring of ``runner._sessions.store``: snapshots and versions, compare-and-set
 saves, delete, session-scoped state, leases and paused runs; then runners sharing a
 store, and session-scoped ``StateKey`` values carried from run to run. What only the
 SQLite store promises (one file, several processes) is in ``test_runner_sqlite``.
@@ -74,8 +74,8 @@ class FakeTime:
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
     """A clock the test moves by hand (``clock.now += 10``), for every lease."""
     fake = FakeTime()
-    monkeypatch.setattr("runner._leases.time", fake)
-    monkeypatch.setattr("runner._sqlite.time", fake)
+    monkeypatch.setattr("runner._sessions.leases.time", fake)
+    monkeypatch.setattr("runner._sessions.sqlite.store.time", fake)
     return fake
 
 

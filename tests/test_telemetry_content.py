@@ -8,8 +8,7 @@ import json
 import pytest
 
 from runner import Agent, Message, ModelResponse, ScriptedModel, ToolCall, Usage
-from runner._arguments import UnparsedArguments
-from runner._genai import (
+from runner._telemetry.genai import (
     CAPTURE_ENV,
     input_messages,
     model_of,
@@ -19,6 +18,7 @@ from runner._genai import (
     tool_result,
     usage_attributes,
 )
+from runner._tools.arguments import UnparsedArguments
 from tests import runner_helpers, telemetry_helpers
 from tests.runner_helpers import Mode, add, calling
 from tests.telemetry_helpers import Traced, attributes, loaded

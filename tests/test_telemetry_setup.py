@@ -108,7 +108,7 @@ def test_importing_and_running_hookline_imports_no_opentelemetry() -> None:
         import runner
         from runner import Agent, Runner, ScriptedModel
         Runner(Agent("a", ScriptedModel(default="ok"))).run("hi")
-        traced = ("opentelemetry", "runner._telemetry")
+        traced = ("opentelemetry", "runner._telemetry.telemetry")
         print(sorted(m for m in sys.modules if m.startswith(traced)))
         """
     )

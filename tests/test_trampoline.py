@@ -1,4 +1,4 @@
-"""``trampoline``: a run's coroutine stepped in the consumer's task (``runner._trampoline``).
+"""``trampoline``: a run's coroutine stepped in the consumer's task (``_streaming.trampoline``).
 
 The run here is a small coroutine pushing ``TextDelta`` items into a ``Channel``: what
 the tests check is how the trampoline hands items, the return value and errors on, and
@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 import pytest
 
 from runner import TextDelta
-from runner._stream import Channel, Item
-from runner._trampoline import Outcome, trampoline
+from runner._streaming.channel import Channel, Item
+from runner._streaming.trampoline import Outcome, trampoline
 
 T = TypeVar("T")
 

@@ -1,0 +1,1 @@
+"""Durable runs on DBOS (extra hookline[dbos]): workflows and steps behind the engine seam."""

@@ -1,0 +1,200 @@
+"""``DbosEngine``: a durable run's engine; each attempt a DBOS step, the rest read off the record.
+
+Inside a DBOS workflow every model attempt, tool attempt, retry wait and session load
+and save is a step: DBOS records what it returned (or raised) and, when a crashed run
+is recovered, hands the record back instead of running it again. Everything else a
+run reads is made deterministic from the record, so the recovered run takes the same
+path and leaves the same result as an uninterrupted one:
+
+- the clock is the time the last step ended (recorded with its value), so events
+  between two steps carry the earlier one's end;
+- ids derive from the run id and a counter;
+- a retry's wait is drawn in a step (jitter, or what a ``Retry(delay=...)`` asked) and
+  slept with ``DBOS.sleep``, which a recovered run does not sleep again;
+- a step's value or error is stored through ``runner._durable.codec`` (so it loads
+  back whatever its class wants), and the run goes on with the stored copy the first
+  time too, so its hooks see alike and decide alike both times.
+
+The steps run one by one in the run's order (``ordered``): DBOS matches a replayed
+step to its record by its place, and checks the recorded name (``model assistant``,
+``tool assistant add``) so a run that took another path fails loudly.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar, final
+
+from dbos import DBOS, StepOptions
+
+from hooks import Failure, ModelContext, Outcome, StopRun, Success, ToolContext, ToolResult
+from runner._durable.codec import StoredError, dump, load
+from runner._durable.idempotency import KEY
+from runner._run.drive import complete
+from runner._run.engine import IN_PROCESS
+from runner._tools.tools import AsyncTool, Tool
+
+if TYPE_CHECKING:
+    from runner._run.plan import Plan
+    from runner._run.settings import Settings
+
+__all__ = ["DbosEngine"]
+
+T = TypeVar("T")
+
+_IDS: Final = uuid.UUID("6f1d4a52-8e1b-4c2e-9a57-3d0c7b9e2f10")  # namespace of a run's ids
+
+
+@final
+class DbosEngine:
+    """The engine of one durable run: its attempts are DBOS steps of workflow ``run_id``."""
+
+    __slots__ = ("_ids", "_is_async", "_now", "run_id")
+
+    def __init__(self, run_id: str, *, is_async: bool) -> None:
+        self.run_id: Final = run_id
+        self._is_async: Final = is_async
+        self._now = 0.0
+        self._ids = 0
+
+    @property
+    def ordered(self) -> bool:
+        """Yes: steps are matched to their record by their place in the run."""
+        return True
+
+    def now(self) -> float:
+        """When the last step ended, as it was recorded."""
+        return self._now
+
+    def new_id(self) -> str:
+        """The run's next id: the same, in the same order, on every execution of the run."""
+        self._ids += 1
+        return uuid.uuid5(_IDS, f"{self.run_id}/{self._ids}").hex
+
+    async def model(self, settings: Settings, plan: Plan, ctx: ModelContext, /) -> Outcome[Any]:
+        """The in-process attempt, as a step; a replayed answer's usage is counted here."""
+        ran = False
+
+        async def attempt() -> Outcome[Any]:
+            nonlocal ran
+            ran = True
+            return await IN_PROCESS.model(settings, plan, ctx)
+
+        outcome = await self._step(f"model {plan.branch}", attempt)
+        if not ran and type(outcome) is Success:  # counted by the attempt when it ran
+            usage = outcome.unwrap().usage
+            if usage is not None:
+                settings.meter.add(usage)
+        return outcome
+
+    async def tool(
+        self, settings: Settings, ctx: ToolContext, tool: Tool | AsyncTool, is_async: bool, /
+    ) -> Outcome[ToolResult]:
+        """The in-process attempt, as a step, with the tool's idempotency key set."""
+
+        async def attempt() -> Outcome[ToolResult]:
+            key = f"{self.run_id}:{DBOS.step_id}:{ctx.call.id}"
+            token = KEY.set(key)  # an async tool runs in this context
+            try:
+                keyed = tool if is_async else _Keyed(tool, key)  # a sync one maybe on a thread
+                return await IN_PROCESS.tool(settings, ctx, keyed, is_async)
+            finally:
+                KEY.reset(token)
+
+        return await self._step(f"tool {ctx.invocation.branch} {ctx.call.name}", attempt)
+
+    async def delay(self, settings: Settings, attempt: int, requested: float | None, /) -> float:
+        """The in-process engine's wait, drawn in a step: a recovered run waits the same."""
+
+        async def draw() -> Outcome[float]:
+            return Success(await IN_PROCESS.delay(settings, attempt, requested))
+
+        return (await self._step("retry delay", draw)).unwrap()
+
+    async def sleep(self, settings: Settings, seconds: float, /) -> None:
+        """A durable sleep: recovery sleeps only what was left of it."""
+        if seconds <= 0:
+            return
+        if self._is_async:
+            await DBOS.sleep_async(seconds)
+        else:
+            DBOS.sleep(seconds)
+        self._now += seconds  # deterministic: the recorded wait, not the clock
+
+    async def record(self, name: str, fn: Callable[[], T]) -> T:
+        """``fn()`` as a step named ``name``: its value, or what it raised, raised again."""
+
+        async def call() -> Outcome[T]:
+            try:
+                return Success(fn())
+            except Exception as exc:
+                return Failure(exc)
+
+        outcome = await self._step(name, call)
+        if type(outcome) is Failure:
+            raise outcome.failure()
+        return outcome.unwrap()
+
+    async def _step(
+        self, name: str, attempt: Callable[[], Coroutine[Any, Any, Outcome[T]]]
+    ) -> Outcome[T]:
+        """``attempt`` as the step ``name``: its outcome, recorded or replayed.
+
+        The step returns the value with the time it ended, stored (``_durable_codec``),
+        or raises a ``StoredError`` (so DBOS shows the step failed) holding the error and
+        that time. What the run goes on with is the stored copy, the first time as on
+        recovery. A ``StopRun`` is stored like any error, and raised again.
+        """
+
+        async def body() -> bytes:
+            try:
+                outcome = await attempt()
+            except StopRun as stop:
+                raise _failed(stop) from None
+            if type(outcome) is Success:
+                return dump((outcome.unwrap(), time.time()))
+            raise _failed(outcome.failure())
+
+        options = StepOptions(name=name)
+        try:
+            if self._is_async:
+                blob = await DBOS.run_step_async(options, body)
+            else:
+                blob = DBOS.run_step(options, lambda: complete(body()))
+        except StoredError as failed:
+            error, self._now = load(failed.blob)
+            if isinstance(error, StopRun):
+                raise error from None
+            return Failure(error)
+        value, self._now = load(blob)
+        return Success(value)
+
+
+def _failed(error: BaseException) -> StoredError:
+    return StoredError(dump((error, time.time())), f"{type(error).__qualname__}: {error}")
+
+
+@final
+class _Keyed:
+    """A sync tool run with its idempotency key set in whichever thread runs it."""
+
+    __slots__ = ("key", "tool")
+
+    def __init__(self, tool: Tool | AsyncTool, key: str) -> None:
+        self.tool = tool
+        self.key = key
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.tool.name
+
+    def run(self, args: Mapping[str, Any], /) -> Any:
+        """The tool's ``run``, with the key set."""
+        token = KEY.set(self.key)
+        try:
+            return self.tool.run(args)
+        finally:
+            KEY.reset(token)

@@ -1,0 +1,1 @@
+"""OpenAI's Chat Completions wire format, through the official SDK (extra hookline[openai])."""

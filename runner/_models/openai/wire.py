@@ -1,0 +1,137 @@
+"""hookline's vocabulary to the Chat Completions wire format and back.
+
+Requests: messages (``system``, ``user``, ``assistant`` with its tool calls, ``tool``
+results with their call ids) and tool specs, as the SDK's typed dicts. Responses: the
+first choice's text, tool calls (arguments read by ``parse_arguments``), finish
+reason and token usage, as a ``ModelResponse``. The SDK itself is only named for the
+type checker: this module imports nothing of it at run time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from hooks import Message, ModelResponse, ToolCall, ToolSpec, Usage
+from runner._tools.arguments import parse_arguments
+
+if TYPE_CHECKING:
+    from openai.types import CompletionUsage
+    from openai.types.chat import (
+        ChatCompletion,
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionFunctionToolParam,
+        ChatCompletionMessageFunctionToolCallParam,
+        ChatCompletionMessageParam,
+        ChatCompletionMessageToolCallUnion,
+    )
+
+__all__ = ["from_completion", "to_messages", "to_tools", "usage_of"]
+
+# A tool offered without a schema takes no arguments; said explicitly, as every
+# OpenAI-compatible server reads it (some refuse a missing or empty `parameters`).
+_NO_PARAMETERS: Final[Mapping[str, Any]] = {"type": "object", "properties": {}}
+
+
+def to_messages(messages: Iterable[Message]) -> list[ChatCompletionMessageParam]:
+    """The conversation as Chat Completions messages, in order."""
+    return [_message(message) for message in messages]
+
+
+def _message(message: Message) -> ChatCompletionMessageParam:
+    role, name = message.role, message.name
+    if role == "tool":
+        # A tool result answers one call; the wire format gives it no `name`.
+        return {
+            "role": "tool",
+            "content": message.content,
+            "tool_call_id": message.tool_call_id or "",
+        }
+    if role == "assistant":
+        assistant: ChatCompletionAssistantMessageParam = {"role": "assistant"}
+        if message.tool_calls:
+            # Content may be null when the turn is only tool calls.
+            assistant["content"] = message.content or None
+            assistant["tool_calls"] = [_tool_call(call) for call in message.tool_calls]
+        else:
+            assistant["content"] = message.content
+        if name is not None:
+            assistant["name"] = name
+        return assistant
+    if role == "system":
+        if name is not None:
+            return {"role": "system", "content": message.content, "name": name}
+        return {"role": "system", "content": message.content}
+    if name is not None:
+        return {"role": "user", "content": message.content, "name": name}
+    return {"role": "user", "content": message.content}
+
+
+def _tool_call(call: ToolCall) -> ChatCompletionMessageFunctionToolCallParam:
+    arguments = json.dumps(dict(call.args), ensure_ascii=False)
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments},
+    }
+
+
+def to_tools(specs: Sequence[ToolSpec]) -> list[ChatCompletionFunctionToolParam]:
+    """The tools the model may call, as function tools with their JSON schemas."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": dict(spec.parameters or _NO_PARAMETERS),
+            },
+        }
+        for spec in specs
+    ]
+
+
+def from_completion(completion: ChatCompletion) -> ModelResponse:
+    """The first choice of ``completion`` as a ``ModelResponse``, with the call's usage and
+    the model that answered.
+
+    Text is the message's ``content`` (its ``refusal`` when the model refused, ``""``
+    when neither). A tool call without an id (some local servers) gets ``call_<n>``,
+    its position in the response.
+    """
+    if not completion.choices:
+        msg = f"the chat completion {completion.id!r} holds no choices, so no answer"
+        raise ValueError(msg)
+    choice = completion.choices[0]
+    message = choice.message
+    calls = message.tool_calls
+    return ModelResponse(
+        message.content if message.content is not None else message.refusal or "",
+        tuple(_from_call(call, index) for index, call in enumerate(calls)) if calls else (),
+        usage_of(completion.usage),
+        choice.finish_reason,
+        completion.model or None,
+    )
+
+
+def _from_call(call: ChatCompletionMessageToolCallUnion, index: int) -> ToolCall:
+    call_id = call.id or f"call_{index}"
+    if call.type == "function":
+        return ToolCall(call_id, call.function.name, parse_arguments(call.function.arguments))
+    # A custom (free-form) tool call: hookline offers none, but a server may send one.
+    return ToolCall(call_id, call.custom.name, parse_arguments(call.custom.input))
+
+
+def usage_of(usage: CompletionUsage | None) -> Usage | None:
+    """Token counts: prompt -> input, completion -> output, and the cached and reasoning
+    parts when the server reports them (absent counts are 0)."""
+    if usage is None:
+        return None
+    prompt, completion = usage.prompt_tokens_details, usage.completion_tokens_details
+    return Usage(
+        usage.prompt_tokens or 0,
+        usage.completion_tokens or 0,
+        (prompt.cached_tokens or 0) if prompt is not None else 0,
+        (completion.reasoning_tokens or 0) if completion is not None else 0,
+    )

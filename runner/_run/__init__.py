@@ -1,0 +1,1 @@
+"""The loop, one way down: turns, a response's tool calls, the guarded operation, the engine."""

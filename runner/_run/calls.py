@@ -1,0 +1,198 @@
+"""The tool calls of one model response: run one by one or concurrently, paused, resumed.
+
+Each call is a guarded operation (``_guarded``) under the tool points: a tool, or a
+sub-agent's whole turn (``Run.turn``), which is how sub-agents nest. A call that a
+``before_tool`` hook paused, or inside which a sub-agent paused, is ``Held``; when some
+calls of a batch are held, the others still run and ``BatchPaused`` carries them all
+up to the agent turn. In a resumed turn, a call that ran before the pause keeps its
+result, and a paused one passes its guards again with the human's decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, assert_never
+
+from hooks import (
+    Decision,
+    Edit,
+    Failure,
+    Message,
+    Outcome,
+    Success,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+)
+from runner._agent import Agent
+from runner._errors import ToolArgumentsError, UnknownToolError
+from runner._events import PauseEvent, ToolCallEvent, ToolResultEvent
+from runner._pause.pending import BatchPaused, Frame, Held, PendingRequest, TurnPaused, request_id
+from runner._run.guarded import TOOL, CallPaused, guarded
+from runner._run.plan import Plan
+from runner._run.record import Record
+from runner._sessions.transcript import Conversation, Transcript
+from runner._tools.arguments import UnparsedArguments
+
+if TYPE_CHECKING:
+    from runner._run.run import Run
+
+__all__ = ["batch"]
+
+
+async def batch(
+    run: Run,
+    plan: Plan,
+    calls: Sequence[ToolCall],
+    history: Conversation,
+    record: Record,
+    *,
+    step: int,
+    frame: Frame | None,
+) -> None:
+    """The tool calls of one model response, their results added to the history.
+
+    When some paused, the others still ran: ``BatchPaused`` carries both.
+    """
+    done = await tool_calls(run, plan, calls, record, step=step, frame=frame)
+    results = [result for result in done if isinstance(result, ToolResult)]
+    if len(results) != len(done):
+        raise BatchPaused(step, calls, done)
+    history.messages = history.messages.extend(
+        Message("tool", result.content, tool_call_id=call.id, name=call.name)
+        for call, result in zip(calls, results, strict=True)
+    )
+
+
+async def tool_calls(
+    run: Run,
+    plan: Plan,
+    calls: Sequence[ToolCall],
+    record: Record,
+    *,
+    step: int,
+    frame: Frame | None,
+) -> list[ToolResult | Held]:
+    """Run the calls of one response: one by one, or concurrently in an async run.
+
+    An ordered engine (a durable run's) takes them one by one in async runs too.
+    Concurrent calls record into their own records, kept in the model's order. When
+    callbacks of several concurrent calls raise, the first error is raised, the
+    other calls are cancelled, and what they raised is noted on the first error.
+    """
+    settings = run.settings
+    if not settings.is_async or settings.engine.ordered or len(calls) == 1:
+        return [await tool_call(run, plan, call, record, step=step, frame=frame) for call in calls]
+    records = [record.child() for _ in calls]
+    tasks = [
+        asyncio.ensure_future(tool_call(run, plan, call, own, step=step, frame=frame))
+        for call, own in zip(calls, records, strict=True)
+    ]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException as first:
+        for task in tasks:
+            task.cancel()
+        others = await asyncio.gather(*tasks, return_exceptions=True)
+        for call, other in zip(calls, others, strict=True):
+            if isinstance(other, Exception) and other is not first:
+                first.add_note(
+                    f"tool call {call.id!r} ({call.name}) running alongside also raised "
+                    f"{type(other).__name__}: {other}"
+                )
+        raise
+    finally:
+        for own in records:
+            record.take(own)
+
+
+async def tool_call(
+    run: Run, plan: Plan, call: ToolCall, record: Record, *, step: int, frame: Frame | None
+) -> ToolResult | Held:
+    """One tool call with its hooks; an unrecovered error becomes an error result.
+
+    A call a ``before_tool`` hook paused, or whose sub-agent paused, is ``Held``. In a
+    resumed turn a call that ran before the pause keeps its result, and a paused one
+    passes its guards again with the human's decision in ``ctx.decision``.
+    """
+    decision: Decision | None = None
+    child: Frame | None = None
+    if frame is not None:
+        ran = frame.results.get(call.id)
+        if ran is not None:
+            return ran
+        request = frame.requests.get(call.id)
+        decision = None if request is None else run.decisions[request.id]
+        child = frame.children.get(call.id)
+        if type(decision) is Edit:
+            call = replace(call, args=decision.args)
+    record.add(ToolCallEvent(*plan.here(), call=call))
+    operation = guarded(
+        run.settings,
+        plan,
+        TOOL,
+        ToolContext(plan.invocation, call, decision=decision),
+        execute=lambda ctx: _tool(run, plan, ctx, record, child),
+        record=record,
+    )
+    telemetry = run.settings.telemetry  # traced: inside the call's execute_tool span
+    try:
+        outcome, ctx = await (
+            operation if telemetry is None else telemetry.tool(plan, call, operation)
+        )
+    except CallPaused as paused:
+        request = PendingRequest(
+            request_id(run.id, plan.branch, step, call.id),
+            paused.ctx.call,
+            paused.reason,
+            plan.agent.name,
+            plan.branch,
+        )
+        record.add(PauseEvent(*plan.here(), request=request))
+        return Held(request, None)
+    except TurnPaused as inside:  # a sub-agent this call ran paused
+        return Held(None, inside.frame)
+    match outcome:
+        case Success(result):
+            pass
+        case Failure(error):
+            result = ToolResult(f"{type(error).__name__}: {error}", is_error=True)
+        case _:
+            assert_never(outcome)
+    record.add(ToolResultEvent(*plan.here(), call=ctx.call, result=result))
+    return result
+
+
+async def _tool(
+    run: Run, plan: Plan, ctx: ToolContext, record: Record, frame: Frame | None
+) -> Outcome[ToolResult]:
+    """One attempt at ``ctx.call``: a tool, or a sub-agent's whole turn (``frame``: the
+    sub-agent's paused turn, when a resumed run goes on inside it)."""
+    agent, call = plan.agent, ctx.call
+    tool = agent.tools.get(call.name)
+    if tool is None:
+        return Failure(UnknownToolError(call.name, tuple(agent.tools)))
+    if isinstance(call.args, UnparsedArguments):  # the model's text was no JSON object
+        return Failure(ToolArgumentsError(call.name, call.args.raw, call.args.problem))
+    if not isinstance(tool, Agent):
+        settings = run.settings
+        return await settings.engine.tool(settings, ctx, tool, agent.tool_is_async[call.name])
+    request = _request_of(call.args)
+    if request is None:
+        problem = "a sub-agent takes one str argument 'request'"
+        return Failure(ToolArgumentsError(call.name, call.args, problem))
+    sub = run.plan(tool, f"{plan.branch}/{tool.name}")
+    # The sub-agent's own hooks had their chance: its unrecovered model error, or a
+    # callback's exception, is raised here and fails the whole run, never offered to
+    # the parent's tool error hooks as a tool failure.
+    message = Message("user", request) if frame is None else frame.message
+    response = await run.turn(sub, message, Conversation(Transcript()), record, frame)
+    return Success(ToolResult(response.text))
+
+
+def _request_of(args: Mapping[str, Any]) -> str | None:
+    """A sub-agent call's ``request``, or ``None`` when the arguments are not exactly that."""
+    request: object = args.get("request")
+    return request if isinstance(request, str) and len(args) == 1 else None

@@ -1,0 +1,277 @@
+"""The guarded operation, written once for model calls and tool calls.
+
+``before_X`` -> attempt { wraps -> execute } (-> ``on_X_error`` -> ``Retry`` -> next attempt,
+first through ``before_X`` again when the retry changed what will run) -> ``after_X``.
+
+- A ``Halt`` from ``before_X`` (on the first pass or a changed retry) ends the
+  operation with its value; ``after_X`` is skipped.
+- A plain ``Retry(ctx)`` re-runs the input the before hooks already passed; a retry
+  whose call or request differs by value passes them again, so no guard is bypassed
+  and a hook that adds to a request never adds twice.
+- Every attempt is recorded with what really ran, every failure, retry (with its
+  delay) and fallback too, so a run explains itself without an observer.
+- The retry budget (``RetryPolicy.max_attempts``) is counted here; a spent budget
+  passes the last error on with a note, never loops.
+- A ``Pause`` from ``before_tool`` raises ``CallPaused`` for the tool call to turn
+  into a pending request; a human's ``Reject`` that the guards let through stands in
+  for the call as a halt does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, replace
+from typing import Any, Generic, Literal, TypeVar, assert_never
+
+from hooks import (
+    AFTER_MODEL,
+    AFTER_TOOL,
+    BEFORE_MODEL,
+    BEFORE_TOOL,
+    ON_MODEL_ERROR,
+    ON_TOOL_ERROR,
+    WRAP_MODEL,
+    WRAP_TOOL,
+    AfterPoint,
+    BeforePoint,
+    Cont,
+    ErrorPoint,
+    Failure,
+    Fallback,
+    Halt,
+    ModelContext,
+    ModelResponse,
+    Outcome,
+    PausablePoint,
+    Pause,
+    Reject,
+    Retry,
+    Success,
+    ToolContext,
+    ToolResult,
+    Usage,
+    WrapPoint,
+)
+from runner._events import (
+    AttemptDiscardedEvent,
+    ErrorEvent,
+    Event,
+    FallbackEvent,
+    ModelAttemptEvent,
+    RetryEvent,
+    ToolAttemptEvent,
+)
+from runner._run.plan import Plan
+from runner._run.record import Record
+from runner._run.settings import Settings
+
+__all__ = ["MODEL", "TOOL", "CallPaused", "Operation", "guarded"]
+
+C = TypeVar("C", ModelContext, ToolContext)
+T = TypeVar("T", ModelResponse, ToolResult)
+
+
+@dataclass(frozen=True, slots=True)
+class Operation(Generic[C, T]):
+    """A kind of guarded operation: its hook points, what runs, how an attempt is recorded."""
+
+    name: Literal["model", "tool"]
+    before: BeforePoint[C, T] | PausablePoint[C, T]
+    after: AfterPoint[C, T]
+    on_error: ErrorPoint[C, T]
+    wrap: WrapPoint[C, T]
+    subject: Callable[[C], object]  # what runs, compared by value to tell a changed retry
+    attempted: Callable[[Plan, C], Event]
+    refused: Callable[[C], T | None]  # what stands in for an operation a human refused
+
+
+class CallPaused(Exception):  # a signal, caught by the tool call, never seen
+    """A ``before_tool`` hook paused the call: ``ctx`` is the call as the guards saw it."""
+
+    def __init__(self, reason: str, ctx: ToolContext) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.ctx = ctx
+
+
+def _rejected(ctx: ToolContext) -> ToolResult | None:
+    decision = ctx.decision
+    return ToolResult(decision.message, is_error=True) if type(decision) is Reject else None
+
+
+MODEL: Operation[ModelContext, ModelResponse] = Operation(
+    "model",
+    BEFORE_MODEL,
+    AFTER_MODEL,
+    ON_MODEL_ERROR,
+    WRAP_MODEL,
+    lambda ctx: ctx.request,
+    lambda plan, ctx: ModelAttemptEvent(*plan.here(), request=ctx.request, attempt=ctx.attempt),
+    lambda ctx: None,
+)
+TOOL: Operation[ToolContext, ToolResult] = Operation(
+    "tool",
+    BEFORE_TOOL,
+    AFTER_TOOL,
+    ON_TOOL_ERROR,
+    WRAP_TOOL,
+    lambda ctx: ctx.call,
+    lambda plan, ctx: ToolAttemptEvent(*plan.here(), call=ctx.call, attempt=ctx.attempt),
+    _rejected,
+)
+
+
+async def guarded(
+    settings: Settings,
+    plan: Plan,
+    op: Operation[C, T],
+    ctx: C,
+    *,
+    execute: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
+    record: Record,
+) -> tuple[Outcome[T], C]:
+    """Run one operation under its hooks; its final outcome and the context that ran last.
+
+    Exceptions raised by callbacks (and by a sub-agent's unrecovered run) propagate
+    as they are; only what ``execute`` returns as a ``Failure`` reaches the error hooks.
+    """
+    decision = await plan.before(op.before, ctx)
+    match decision:
+        case Halt(value):
+            return Success(value), ctx
+        case Pause(reason):
+            raise CallPaused(reason, ctx)  # type: ignore[arg-type]  # only before_tool pauses
+        case Cont(passed):
+            ctx = replace(passed, attempt=1, max_attempts=settings.retry.max_attempts)
+        case _:
+            assert_never(decision)
+    refused = op.refused(ctx)
+    if refused is not None:
+        return Success(refused), ctx
+
+    async def attempt(ctx: C) -> Outcome[T]:
+        # Recorded inside the wraps: a wrap calling call_next twice shows two attempts
+        # (the first one's streamed text discarded), a cache's answer none; and so
+        # traced: a model attempt is a span of its own.
+        _discard(plan, record, ctx.attempt, "replaced")
+        record.add(op.attempted(plan, ctx))
+        telemetry = settings.telemetry
+        if telemetry is None or op.name == "tool":  # a tool's attempts share the call's span
+            return await execute(ctx)
+        streamed = settings.channel is not None
+        return await telemetry.attempt(plan, ctx, execute(ctx), streamed=streamed)
+
+    ended, ctx = await _attempts(settings, plan, op, ctx, attempt=attempt, record=record)
+    if isinstance(ended, Halt):  # a changed retry met a guard that halted it
+        return Success(ended.value), ctx
+    outcome = ended
+    after = await plan.after(op.after, outcome, ctx)
+    if type(after) is Failure and after is not outcome:
+        error = after.failure()
+        record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
+    if plan.shown and _text(after) != "".join(plan.streamed):
+        _discard(plan, record, ctx.attempt, "replaced")  # the answer is not the text streamed
+    plan.shown = 0
+    plan.streamed.clear()
+    return after, ctx
+
+
+def _text(outcome: Outcome[T]) -> str | None:
+    """The text of a model's successful outcome (``None`` for anything else)."""
+    value = outcome.unwrap() if type(outcome) is Success else None
+    text: object = getattr(value, "text", None)
+    return text if isinstance(text, str) else None
+
+
+def _discard(
+    plan: Plan, record: Record, attempt: int, reason: Literal["failed", "replaced"]
+) -> None:
+    """Tell a stream that the text it showed for ``attempt`` is not the answer."""
+    if plan.shown:
+        plan.shown = 0
+        plan.streamed.clear()
+        record.add(AttemptDiscardedEvent(*plan.here(), attempt=attempt, reason=reason))
+
+
+async def _attempts(
+    settings: Settings,
+    plan: Plan,
+    op: Operation[C, T],
+    ctx: C,
+    *,
+    attempt: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
+    record: Record,
+) -> tuple[Outcome[T] | Halt[T], C]:
+    """Attempts until one succeeds or the error hooks stop retrying; the last context."""
+    wrapped = op.wrap.name in plan.wrapped  # without wraps, no wrap dispatch at all
+    while True:
+        outcome = await (plan.wrap(op.wrap, ctx, attempt) if wrapped else attempt(ctx))
+        if type(outcome) is Success:
+            return outcome, ctx
+        error = outcome.failure()
+        record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
+        _discard(plan, record, ctx.attempt, "failed")
+        recovery = await plan.on_error(op.on_error, Failure(error), ctx)
+        match recovery:
+            case Retry() as retry:
+                following = await _retry(settings, plan, op, ctx, retry, error=error, record=record)
+                if following is None:
+                    return outcome, ctx
+                halt, ctx = following
+                if halt is not None:
+                    return halt, ctx
+            case Fallback(value):
+                record.add(FallbackEvent(*plan.here(), operation=op.name, attempt=ctx.attempt))
+                usage: object = getattr(value, "usage", None)  # a model's answer has one
+                if isinstance(usage, Usage):
+                    settings.meter.add(usage)  # a backup model's answer was paid for
+                return Success(value), ctx
+            case Failure() as failure:
+                return failure, ctx
+            case _:
+                assert_never(recovery)
+
+
+async def _retry(
+    settings: Settings,
+    plan: Plan,
+    op: Operation[C, T],
+    ctx: C,
+    retry: Retry[C],
+    *,
+    error: Exception,
+    record: Record,
+) -> tuple[Halt[T] | None, C] | None:
+    """The next attempt's context (with a guard's ``Halt`` if it refused it), after the wait.
+
+    ``None`` when the retry budget is spent: the error goes on, with a note saying so.
+    """
+    attempt, budget = ctx.attempt, settings.retry.max_attempts
+    if attempt >= budget:
+        error.add_note(
+            f"gave up after {attempt} attempt(s): the retry budget "
+            f"(RetryPolicy.max_attempts={budget}) is spent"
+        )
+        return None
+    delay = await settings.delay(attempt, retry.delay)
+    changed = op.subject(retry.ctx) != op.subject(ctx)
+    record.add(
+        RetryEvent(
+            *plan.here(), operation=op.name, attempt=attempt + 1, delay=delay, changed=changed
+        )
+    )
+    await settings.sleep(delay)
+    following = replace(retry.ctx, attempt=attempt + 1, max_attempts=budget)
+    if not changed:
+        return None, following
+    # What runs changed: the guards see it before it runs.
+    decision = await plan.before(op.before, following)
+    match decision:
+        case Halt() as halt:
+            return halt, following
+        case Pause(reason):
+            raise CallPaused(reason, following)  # type: ignore[arg-type]  # only before_tool
+        case Cont(passed):
+            return None, replace(passed, attempt=attempt + 1, max_attempts=budget)
+        case _:
+            assert_never(decision)

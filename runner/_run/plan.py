@@ -1,0 +1,316 @@
+"""One agent at one branch of a run: its compiled callbacks, its invocation, its dispatch.
+
+``Plan.before`` / ``after`` / ``on_error`` are the runner's only calls into hook
+dispatch: ``run_*`` for a chain with no async method, ``arun_*`` for one with, the
+run's ``DispatchPolicy`` on every call. With observers, each dispatch is timed and
+traced and told to them as a ``HookEvent`` naming the callback that decided; in a
+traced run whose span records, each is told to the run's ``Telemetry`` too, which
+makes a decision an event on the span the dispatch guards.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from time import perf_counter
+from typing import Any, Final, TypeVar, final, overload
+
+from hooks import (
+    AFTER_AGENT,
+    AFTER_MODEL,
+    AFTER_TOOL,
+    BEFORE_AGENT,
+    BEFORE_MODEL,
+    BEFORE_TOOL,
+    ON_MODEL_ERROR,
+    ON_TOOL_ERROR,
+    WRAP_MODEL,
+    WRAP_TOOL,
+    AfterPoint,
+    BeforePoint,
+    BeforeResult,
+    CompiledCallbacks,
+    Cont,
+    ErrorPoint,
+    ErrorResult,
+    Failure,
+    Fallback,
+    Halt,
+    HookEvent,
+    Invocation,
+    Message,
+    Outcome,
+    OutcomeTag,
+    PausablePoint,
+    PausableResult,
+    Pause,
+    Retry,
+    StopRun,
+    Success,
+    ToolContext,
+    Trace,
+    WrapPoint,
+    arun_after,
+    arun_before,
+    arun_on_error,
+    arun_wrap,
+    run_after,
+    run_before,
+    run_on_error,
+    run_wrap,
+)
+from runner._agent import Agent
+from runner._run.drive import Carried, Carrier
+from runner._run.settings import Settings
+from runner._streaming.delta import ON_DELTA
+
+__all__ = ["POINTS", "Plan"]
+
+logger: Final = logging.getLogger("runner")
+
+C = TypeVar("C")
+T = TypeVar("T")
+
+POINTS: Final = (
+    BEFORE_AGENT,
+    AFTER_AGENT,
+    BEFORE_MODEL,
+    AFTER_MODEL,
+    ON_MODEL_ERROR,
+    BEFORE_TOOL,
+    AFTER_TOOL,
+    ON_TOOL_ERROR,
+    WRAP_MODEL,
+    WRAP_TOOL,
+    ON_DELTA,
+)
+"""The hook points a run dispatches."""
+
+_TAGS: Final[dict[type, OutcomeTag]] = {
+    Cont: "cont",
+    Halt: "halt",
+    Pause: "pause",
+    Success: "success",
+    Failure: "failure",
+    Retry: "retry",
+    Fallback: "fallback",
+}
+
+
+@final
+class Plan:
+    """One agent at one branch of a run: its callbacks, compiled, and its invocation."""
+
+    __slots__ = (
+        "agent",
+        "awaiting",
+        "branch",
+        "clock",
+        "compiled",
+        "hooks_deltas",
+        "invocation",
+        "is_async",
+        "observers",
+        "policy",
+        "shown",
+        "streamed",
+        "system",
+        "telemetry",
+        "traced",
+        "wrapped",
+    )
+
+    def __init__(
+        self, agent: Agent, invocation: Invocation, compiled: CompiledCallbacks, settings: Settings
+    ) -> None:
+        self.agent: Final = agent
+        self.branch: Final = invocation.branch
+        self.invocation: Final = invocation
+        self.compiled: Final = compiled
+        self.policy: Final = settings.policy
+        self.is_async: Final = settings.is_async
+        self.clock: Final = settings.engine.now  # records are stamped by the run's engine
+        self.telemetry: Final = settings.telemetry
+        # Whether the agent's span records (its telemetry says so when the turn starts):
+        # only then is each dispatch traced, to make decisions events on spans.
+        self.traced = False
+        self.shown = 0  # deltas streamed for the model attempt under way
+        self.streamed: list[str] = []  # the text the model streamed in that attempt
+        self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
+        # The points with an async method: the only ones an async run dispatches with
+        # arun_*; every other dispatch takes the sync loop, with no coroutine to await.
+        self.awaiting: Final = frozenset(
+            point.name
+            for point in POINTS
+            if settings.is_async and compiled.chain(point.name, point.kind).any_async
+        )
+        # The wrap points some callback wraps: the others run their operation directly.
+        self.hooks_deltas: Final = compiled.defines(ON_DELTA)
+        self.wrapped: Final = frozenset(
+            point.name for point in (WRAP_MODEL, WRAP_TOOL) if compiled.defines(point)
+        )
+        chain = compiled.chain("on_event", "event")
+        self.observers: Final = tuple(zip(chain.fns, chain.asyncs, chain.owners, strict=True))
+
+    def here(self) -> tuple[str, str, float]:
+        """Where and when, the first fields of every event record."""
+        return self.agent.name, self.branch, self.clock()
+
+    @overload
+    async def before(self, point: PausablePoint[C, T], ctx: C) -> PausableResult[C, T]: ...
+    @overload
+    async def before(self, point: BeforePoint[C, T], ctx: C) -> BeforeResult[C, T]: ...
+    async def before(
+        self, point: BeforePoint[C, T] | PausablePoint[C, T], ctx: C
+    ) -> PausableResult[C, T]:
+        """Dispatch a before point; observers are told how it ended."""
+        awaits = point.name in self.awaiting
+        if not self.observers and not self.traced:
+            if awaits:
+                return await arun_before(self.compiled, point, ctx, policy=self.policy)
+            return run_before(self.compiled, point, ctx, policy=self.policy)
+        trace, start = Trace(), perf_counter()
+        try:
+            if awaits:
+                result = await arun_before(
+                    self.compiled, point, ctx, policy=self.policy, trace=trace
+                )
+            else:
+                result = run_before(self.compiled, point, ctx, policy=self.policy, trace=trace)
+        except Exception as exc:
+            await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+            raise
+        await self._observe(point.name, start, trace, ctx, outcome=_TAGS[type(result)], error=None)
+        return result
+
+    async def after(self, point: AfterPoint[C, T], outcome: Outcome[T], ctx: C) -> Outcome[T]:
+        """Dispatch an after point; observers are told how it ended."""
+        awaits = point.name in self.awaiting
+        if not self.observers and not self.traced:
+            if awaits:
+                return await arun_after(self.compiled, point, outcome, ctx, policy=self.policy)
+            return run_after(self.compiled, point, outcome, ctx, policy=self.policy)
+        trace, start = Trace(), perf_counter()
+        try:
+            if awaits:
+                result = await arun_after(
+                    self.compiled, point, outcome, ctx, policy=self.policy, trace=trace
+                )
+            else:
+                result = run_after(
+                    self.compiled, point, outcome, ctx, policy=self.policy, trace=trace
+                )
+        except Exception as exc:
+            await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+            raise
+        error = result.failure() if type(result) is Failure else None
+        await self._observe(point.name, start, trace, ctx, outcome=_TAGS[type(result)], error=error)
+        return result
+
+    async def on_error(
+        self, point: ErrorPoint[C, T], failure: Failure[Exception], ctx: C
+    ) -> ErrorResult[C, T]:
+        """Dispatch an error point; observers are told how it ended and what failed."""
+        awaits = point.name in self.awaiting
+        if not self.observers and not self.traced:
+            if awaits:
+                return await arun_on_error(self.compiled, point, failure, ctx, policy=self.policy)
+            return run_on_error(self.compiled, point, failure, ctx, policy=self.policy)
+        trace, start = Trace(), perf_counter()
+        try:
+            if awaits:
+                result = await arun_on_error(
+                    self.compiled, point, failure, ctx, policy=self.policy, trace=trace
+                )
+            else:
+                result = run_on_error(
+                    self.compiled, point, failure, ctx, policy=self.policy, trace=trace
+                )
+        except Exception as exc:
+            await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+            raise
+        # A recovery still tells observers what it recovered from.
+        error = result.failure() if type(result) is Failure else failure.failure()
+        tag = _TAGS[type(result)]
+        await self._observe(point.name, start, trace, ctx, outcome=tag, error=error, result=result)
+        return result
+
+    async def wrap(
+        self,
+        point: WrapPoint[C, T],
+        ctx: C,
+        operation: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
+    ) -> Outcome[T]:
+        """One attempt: ``operation(ctx)`` inside the point's wraps, the first outermost.
+
+        What the operation raises (``StopRun``, a sub-agent's failure) is carried past
+        the wraps as a ``BaseException`` they let through, and raised here as itself.
+        """
+        carried = Carrier(operation)
+        trace = Trace() if self.observers or self.traced else None
+        start = perf_counter()
+        try:
+            if self.is_async:
+                result = await arun_wrap(
+                    self.compiled, point, ctx, carried.arun, policy=self.policy, trace=trace
+                )
+            else:
+                result = run_wrap(
+                    self.compiled, point, ctx, carried.run, policy=self.policy, trace=trace
+                )
+        except Carried as carrier:
+            error: Exception = carrier.error
+        except Exception as exc:
+            if trace is not None:
+                await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+            raise
+        else:
+            if trace is not None:
+                failed = result.failure() if type(result) is Failure else None
+                tag = _TAGS[type(result)]
+                await self._observe(point.name, start, trace, ctx, outcome=tag, error=failed)
+            return result
+        raise error  # outside the except block: no "during handling" chain to the carrier
+
+    async def _observe(
+        self,
+        point: str,
+        start: float,
+        trace: Trace,
+        ctx: object,
+        *,
+        outcome: OutcomeTag,
+        error: BaseException | None,
+        result: object = None,
+    ) -> None:
+        duration = perf_counter() - start
+        if self.traced and self.telemetry is not None:
+            self.telemetry.hook(point, outcome, trace, ctx=ctx, error=error, result=result)
+        if not self.observers:
+            return
+        call = ctx.call if isinstance(ctx, ToolContext) else None
+        event = HookEvent(
+            point=point,
+            agent=self.agent.name,
+            branch=self.branch,
+            outcome=outcome,
+            duration=duration,
+            tool=None if call is None else call.name,
+            call_id=None if call is None else call.id,
+            error=error,
+            attempt=getattr(ctx, "attempt", 1),
+            time=time.time() - duration,
+            callback=trace.description,
+            run_id=self.invocation.id,
+        )
+        for fn, is_async, owner in self.observers:
+            try:
+                if is_async:
+                    await fn(event)
+                else:
+                    fn(event)
+            except StopRun:
+                raise  # any callback may stop a run, observers included
+            except Exception:
+                logger.exception("observer %r failed on %s; the run goes on", owner, point)

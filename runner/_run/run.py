@@ -1,0 +1,343 @@
+"""One run: the agent turn loop, written once as coroutines and driven two ways.
+
+``Runner.run_async`` awaits ``Run.run`` on the running event loop. ``Runner.run``
+drives the very same coroutine with one ``send(None)`` (``complete``): in a sync run
+nothing the loop awaits ever suspends (sync model, tools and dispatch, ``time.sleep``
+between retries), so the coroutine finishes in that one step with no event loop.
+
+Order of hook points: ``before_agent`` -> loop { guarded model call -> for each tool
+call { guarded tool call } } -> ``after_agent`` (the guarded operation: ``_guarded``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from types import MappingProxyType
+from typing import Any, Final, TypeVar, assert_never, final
+
+from hooks import (
+    AFTER_AGENT,
+    BEFORE_AGENT,
+    AgentContext,
+    CompiledCallbacks,
+    Cont,
+    Decision,
+    Failure,
+    Halt,
+    Invocation,
+    Message,
+    ModelContext,
+    ModelRequest,
+    ModelResponse,
+    Outcome,
+    State,
+    StopRun,
+    Success,
+)
+from runner._agent import Agent
+from runner._errors import (
+    MaxStepsExceeded,
+    ResumeRefused,
+)
+from runner._events import (
+    ErrorEvent,
+    ModelResponseEvent,
+    RunResult,
+    RunStatus,
+    StopEvent,
+    UserMessageEvent,
+)
+from runner._pause.pending import BatchPaused, Frame, TurnPaused
+from runner._pause.runstate import RunState
+from runner._run.calls import batch
+from runner._run.guarded import MODEL, guarded
+from runner._run.plan import Plan
+from runner._run.record import Record
+from runner._run.settings import Settings
+from runner._sessions.leases import RunLease
+from runner._sessions.store import Session, SessionStore
+from runner._sessions.transcript import Conversation, Transcript, answered, settled
+
+__all__ = ["Run"]
+
+T = TypeVar("T")
+
+
+@final
+class Run:
+    """The state of one run: ids, settings, the shared state, the record, the step count."""
+
+    __slots__ = (
+        "_plans",
+        "compile",
+        "decisions",
+        "id",
+        "lease",
+        "record",
+        "session_id",
+        "sessions",
+        "settings",
+        "state",
+        "steps",
+        "user_id",
+    )
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        user_id: str,
+        session_id: str,
+        compile: Callable[[Agent], CompiledCallbacks],
+        settings: Settings,
+        sessions: SessionStore,
+        lease: RunLease,
+    ) -> None:
+        self.id: Final = run_id
+        self.user_id: Final = user_id
+        self.session_id: Final = session_id
+        self.compile: Final = compile
+        self.settings: Final = settings
+        self.sessions: Final = sessions
+        self.lease: Final = lease
+        self.state: Final = State()
+        self.record: Final = Record(settings.channel)
+        self.steps = 0
+        # A resumed run's decisions by request id: the earlier resumes' and this one's.
+        self.decisions: Mapping[str, Decision] = MappingProxyType({})
+        self._plans: dict[str, Plan] = {}
+
+    def plan(self, agent: Agent, branch: str) -> Plan:
+        """The plan of ``agent`` at ``branch``, made once per run."""
+        plan = self._plans.get(branch)
+        if plan is None:
+            invocation = Invocation(
+                id=self.id,
+                agent=agent.name,
+                branch=branch,
+                user_id=self.user_id,
+                session_id=self.session_id,
+                state=self.state,
+            )
+            plan = Plan(agent, invocation, self.compile(agent), self.settings)
+            self._plans[branch] = plan
+        return plan
+
+    async def run(self, root: Agent, message: Message) -> RunResult:
+        """The whole run: the root agent's turn, the session saved, the result."""
+        session = self.sessions.load(self.user_id, self.session_id)
+        self.state.seed(session.state, scope="session")
+        return await self._root_turn(root, session, message, None)
+
+    async def resume(self, root: Agent, state: RunState) -> RunResult:
+        """A paused run, on from where it paused, with ``self.decisions`` for its requests."""
+        session = self.sessions.load(self.user_id, self.session_id)
+        if session.version != state.session_version:
+            raise ResumeRefused.moved_on(state.run_id, session.version, state.session_version)
+        kept = self.sessions.load_paused(state.run_id)
+        if kept is not None and kept != state.to_json():
+            # A resume that paused again left a later state: this one was resumed already.
+            raise ResumeRefused(
+                state.run_id, "the store keeps a later paused state of it: it was resumed already"
+            )
+        frame = state.frame
+        assert frame is not None  # checked before the run started
+        self.state.seed(session.state, scope="session")
+        # Then the run's own values, as they were at the pause, each in its own scope.
+        scoped = set(state.session_keys)
+        own = state.data.items()
+        self.state.seed({key: value for key, value in own if key in scoped}, scope="session")
+        self.state.seed({key: value for key, value in own if key not in scoped})
+        self.steps = state.steps
+        self.settings.meter.add(state.usage)
+        return await self._root_turn(root, session, frame.message, frame)
+
+    async def _root_turn(
+        self, root: Agent, session: Session, message: Message, frame: Frame | None
+    ) -> RunResult:
+        stored = session.messages
+        history = Conversation(stored if isinstance(stored, Transcript) else Transcript(stored))
+        try:
+            response = await self.turn(
+                self.plan(root, root.name), message, history, self.record, frame
+            )
+        except StopRun as stop:
+            now = self.settings.engine.now()
+            self.record.add(StopEvent(root.name, root.name, now, reason=stop.reason))
+            self._save(answered(history.messages), session.version)
+            return self._result(root, "", "stopped", stop.reason, None)
+        except TurnPaused as paused:
+            # The session stays at the version the state builds on (the turn so far
+            # travels in the state), and the store keeps the state until it is resumed.
+            result = self._result(
+                root, "", "paused", None, None, frame=paused.frame, version=session.version
+            )
+            self.sessions.save_paused(
+                self.id, self.user_id, self.session_id, result.state.to_json()
+            )
+            return result
+        self._save(settled(history.messages), session.version)
+        return self._result(root, response.text, "completed", None, response)
+
+    def turn(
+        self,
+        plan: Plan,
+        message: Message,
+        history: Conversation,
+        record: Record,
+        frame: Frame | None = None,
+    ) -> Awaitable[ModelResponse]:
+        """``agent_turn``; in a traced run, inside its ``invoke_agent`` span."""
+        turn = self.agent_turn(plan, message, history, record, frame)
+        telemetry = self.settings.telemetry
+        return turn if telemetry is None else telemetry.agent(plan, message, turn)
+
+    async def agent_turn(
+        self,
+        plan: Plan,
+        message: Message,
+        history: Conversation,
+        record: Record,
+        frame: Frame | None = None,
+    ) -> ModelResponse:
+        """``before_agent``, the model/tool loop, ``after_agent``; raises an unrecovered error.
+
+        With ``frame``, the turn goes on from where it paused (``before_agent`` ran then).
+        """
+        base = len(history.messages)
+        if frame is None:
+            record.add(UserMessageEvent(*plan.here(), message=message))
+            decision = await plan.before(BEFORE_AGENT, AgentContext(plan.invocation, message))
+            match decision:
+                case Halt(response):
+                    history.messages = history.messages.extend((message, _assistant(response)))
+                    record.add(ModelResponseEvent(*plan.here(), response=response))
+                    return response
+                case Cont(ctx):
+                    pass
+                case _:
+                    assert_never(decision)
+            history.messages = history.messages.append(ctx.message)
+        else:
+            ctx = AgentContext(plan.invocation, frame.message)
+            history.messages = history.messages.extend(frame.messages)
+        # Only the loop's outcome reaches after_agent: an exception a callback raised
+        # propagates as it is, never offered to a hook that could swallow it.
+        try:
+            outcome = await self.loop(plan, history, record, frame)
+        except BatchPaused as paused:
+            messages = history.messages
+            turn = tuple(messages[index] for index in range(base, len(messages)))
+            raise TurnPaused(
+                paused.frame(plan.agent.name, plan.branch, ctx.message, turn)
+            ) from None
+        final = await plan.after(AFTER_AGENT, outcome, ctx)
+        match final:
+            case Success(response):
+                if type(outcome) is not Success or outcome.unwrap() is not response:
+                    # after_agent answered in the loop's place: what the user gets is
+                    # the final answer on record and in the session.
+                    messages = history.messages
+                    if type(outcome) is Success:  # its answer is the last message: replace it
+                        messages = messages.prefix(len(messages) - 1)
+                    history.messages = messages.append(_assistant(response))
+                    record.add(ModelResponseEvent(*plan.here(), response=response))
+                return response
+            case Failure(error):
+                if type(outcome) is not Failure or error is not outcome.failure():
+                    record.add(ErrorEvent(*plan.here(), error=error, operation="agent"))
+                raise error
+            case _:
+                assert_never(final)
+
+    async def loop(
+        self, plan: Plan, history: Conversation, record: Record, frame: Frame | None
+    ) -> Outcome[ModelResponse]:
+        """Model turns until one answers without tool calls, or a model call fails.
+
+        A resumed turn first finishes the batch of tool calls it paused in.
+        """
+        agent = plan.agent
+        if frame is not None:
+            await batch(self, plan, frame.calls, history, record, step=frame.step, frame=frame)
+        while True:
+            self.steps += 1
+            if self.steps > self.settings.max_steps:
+                raise MaxStepsExceeded(agent.name, self.settings.max_steps)
+            self.lease.renew()
+            request = ModelRequest(history.messages.headed(plan.system), agent.specs)
+            outcome, _ = await guarded(
+                self.settings,
+                plan,
+                MODEL,
+                ModelContext(plan.invocation, request),
+                execute=self._model(plan),
+                record=record,
+            )
+            match outcome:
+                case Success(response):
+                    pass
+                case Failure():
+                    return outcome
+                case _:
+                    assert_never(outcome)
+            record.add(ModelResponseEvent(*plan.here(), response=response))
+            history.messages = history.messages.append(_assistant(response))
+            if not response.tool_calls:
+                return outcome
+            calls = response.tool_calls
+            await batch(self, plan, calls, history, record, step=self.steps, frame=None)
+
+    def _model(self, plan: Plan) -> Callable[[ModelContext], Coroutine[Any, Any, Outcome[Any]]]:
+        settings = self.settings
+        model = settings.engine.model
+        return lambda ctx: model(settings, plan, ctx)
+
+    def _save(self, messages: Transcript, version: int) -> None:
+        state = self.state.snapshot(scope="session")
+        self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
+        if self.decisions:  # a resumed run that ended: its paused state is done with
+            self.sessions.delete_paused(self.id)
+
+    def _result(
+        self,
+        root: Agent,
+        output: str,
+        status: RunStatus,
+        reason: str | None,
+        response: ModelResponse | None,
+        *,
+        frame: Frame | None = None,
+        version: int = 0,
+    ) -> RunResult:
+        usage = self.settings.meter.usage
+        state = RunState(
+            self.state.snapshot(),
+            self.id,
+            root.name,
+            self.user_id,
+            self.session_id,
+            status,
+            version,
+            self.steps,
+            frame,
+            MappingProxyType(dict(self.decisions)),
+            usage,
+            tuple(self.state.snapshot(scope="session")),
+        )
+        return RunResult(
+            output,
+            tuple(self.record.events),
+            status,
+            reason,
+            self.session_id,
+            response,
+            self.id,
+            state,
+            usage,
+            state.pending,
+        )
+
+
+def _assistant(response: ModelResponse) -> Message:
+    return Message("assistant", response.text, tool_calls=response.tool_calls)

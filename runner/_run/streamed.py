@@ -1,0 +1,159 @@
+"""A model attempt in a streamed run: its deltas go to the channel, its response is the outcome.
+
+The model streams with ``astream`` (awaited), else ``stream`` (each step on the
+thread pool, so a blocking client never blocks the loop), else it answers with
+``agenerate`` / ``generate`` and its text goes out as one delta. Whatever streams, the
+last item must be the whole ``ModelResponse``: that is the attempt's answer, the one
+``after_model`` sees. The stream is closed when the attempt ends early (an error, or
+the run cancelled by a consumer that stopped reading).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+from typing import Any, Final, assert_never, cast
+
+from hooks import Cont, Failure, Halt, ModelContext, ModelResponse, Outcome, StopRun, Success
+from runner._events import ModelChunk, TextDelta, ToolCallDelta
+from runner._run.plan import Plan
+from runner._run.settings import Settings
+from runner._streaming.channel import Channel
+from runner._streaming.delta import ON_DELTA, DeltaContext
+
+__all__ = ["stream_model"]
+
+_END: Final = object()
+# A delta built by filling its slots directly: a frozen dataclass's __init__ costs a
+# third of what a streamed piece costs the runner (the hot path of pieces from memory).
+_new: Final = object.__new__
+_set_text: Final = TextDelta.__dict__["text"].__set__
+_set_agent: Final = TextDelta.__dict__["agent"].__set__
+_set_branch: Final = TextDelta.__dict__["branch"].__set__
+
+
+def _delta(text: str, agent: str, branch: str) -> TextDelta:
+    delta: TextDelta = _new(TextDelta)
+    _set_text(delta, text)
+    _set_agent(delta, agent)
+    _set_branch(delta, branch)
+    return delta
+
+
+async def stream_model(
+    settings: Settings, plan: Plan, channel: Channel, ctx: ModelContext
+) -> Outcome[Any]:
+    """One streamed attempt: deltas to ``channel`` as they come, the final response as outcome.
+
+    Each delta passes the ``on_delta`` hooks first; a ``Halt`` there ends the model's
+    stream (closing it cancels the call) and its response is the attempt's answer.
+    """
+    model: Any = plan.agent.model
+    request = ctx.request
+    try:
+        if callable(getattr(model, "astream", None)):
+            return await _drain(plan, channel, ctx, model.astream(request))
+        if callable(getattr(model, "stream", None)):
+            chunks = _threaded(settings, model.stream(request))
+            return await _drain(plan, channel, ctx, chunks)
+        if plan.agent.model_is_async:
+            response = await model.generate(request)
+        elif plan.agent.model_has_agenerate:
+            response = await model.agenerate(request)
+        else:
+            loop = asyncio.get_running_loop()
+            response = await loop.run_in_executor(settings.pool(), model.generate, request)
+    except StopRun:
+        raise
+    except Exception as exc:
+        return Failure(exc)
+    if isinstance(response, ModelResponse) and response.text:
+        halted = await _put(plan, channel, ctx, TextDelta(response.text))
+        if halted is not None:
+            return Success(halted)
+    return Success(response)
+
+
+async def _drain(
+    plan: Plan, channel: Channel, ctx: ModelContext, chunks: AsyncIterator[ModelChunk]
+) -> Outcome[Any]:
+    response: ModelResponse | None = None
+    try:
+        async for item in chunks:
+            chunk: object = item  # a model outside the type checker's reach may yield anything
+            if response is not None:
+                msg = f"a model stream yielded {type(chunk).__name__} after its ModelResponse"
+                return Failure(TypeError(msg))
+            if type(chunk) is TextDelta and not plan.hooks_deltas and channel.has_room():
+                # The common case first, inline: no stream hook, a consumer keeping up.
+                plan.streamed.append(chunk.text)
+                plan.shown += 1
+                channel.push(_delta(chunk.text, plan.agent.name, plan.branch))
+            elif isinstance(chunk, ModelResponse):
+                response = chunk
+            elif isinstance(chunk, TextDelta | ToolCallDelta):
+                halted = await _put(plan, channel, ctx, chunk)
+                if halted is not None:  # a stream hook ended the call: its answer stands
+                    return Success(halted)
+            else:
+                msg = (
+                    "a model stream yields TextDelta, ToolCallDelta, then one ModelResponse; "
+                    f"got {type(chunk).__name__} {chunk!r:.60}"
+                )
+                return Failure(TypeError(msg))
+    finally:
+        closing = getattr(chunks, "aclose", None)
+        if closing is not None:
+            await closing()
+    if response is None:
+        return Failure(TypeError("a model stream ended without its ModelResponse"))
+    return Success(response)
+
+
+async def _put(
+    plan: Plan, channel: Channel, ctx: ModelContext, delta: TextDelta | ToolCallDelta
+) -> ModelResponse | None:
+    """Send one delta out through the stream hooks; a hook's ``Halt`` response, if any."""
+    agent, branch = plan.agent.name, plan.branch
+    if type(delta) is TextDelta:
+        plan.streamed.append(delta.text)  # the model's own text, whatever the hooks show
+        delta = TextDelta(delta.text, agent, branch)
+    else:
+        delta = replace(delta, agent=agent, branch=branch)
+    if plan.hooks_deltas:
+        decision = await plan.before(ON_DELTA, DeltaContext(plan.invocation, delta, ctx.attempt))
+        match decision:
+            case Halt(response):
+                return response
+            case Cont(passed):
+                if passed.delta is None:
+                    return None  # dropped from the stream, still part of the answer
+                delta = passed.delta
+            case _:
+                assert_never(decision)
+    plan.shown += 1
+    if channel.has_room():
+        channel.push(delta)
+    else:
+        await channel.put(delta)  # a slow consumer: wait for room
+    return None
+
+
+async def _threaded(settings: Settings, chunks: Iterator[ModelChunk]) -> AsyncIterator[ModelChunk]:
+    """A sync stream read one item at a time on the thread pool."""
+    loop = asyncio.get_running_loop()
+    step = functools.partial(next, chunks, _END)
+    try:
+        while True:
+            chunk = await loop.run_in_executor(settings.pool(), step)
+            if chunk is _END:
+                return
+            yield cast("ModelChunk", chunk)  # next() gave an item of the stream, not _END
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            with contextlib.suppress(ValueError):  # still on its thread: ends with that step
+                close()

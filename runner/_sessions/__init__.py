@@ -1,0 +1,1 @@
+"""Sessions: the store protocol, the in-memory store, leases, transcripts."""

@@ -1,0 +1,1 @@
+"""SQLiteSessionStore: sessions in one SQLite file."""

@@ -1,0 +1,243 @@
+"""``SQLiteSessionStore``: sessions in one SQLite file, shared by runners and processes.
+
+Everything a ``SessionStore`` keeps -- messages (one row each, JSON), session-scoped
+state, leases and paused runs -- lives in one file (``_sqlite_schema`` gives its
+layout). Several runners, threads and processes may use one file at once: each save
+is a compare-and-set inside a ``BEGIN IMMEDIATE`` transaction, a lease is one atomic
+upsert, and WAL mode lets reads go on while one process writes.
+
+A turn costs the same at 10,000 messages as at none. The store keeps, per session,
+the transcript it last loaded or saved and the version that goes with it (a version
+is never reused, so the pair names what the file holds). ``load`` asks the file for
+the version only and, when it has not moved, hands the kept transcript back; ``save``
+writes only the messages after the longest prefix it shares with the kept one (found
+at once for a transcript the run grew from it, or cut, or forked) -- an append per
+turn, not a rewrite of the history.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, final
+
+from hooks import Message
+from runner._checks import got, non_negative_float, positive_int
+from runner._errors import SessionBusy
+from runner._sessions.sqlite.rows import KEY, Changes, decoded, encoded, write
+from runner._sessions.sqlite.schema import open_database
+from runner._sessions.store import Session, dump_state, load_state
+from runner._sessions.transcript import Transcript
+
+__all__ = ["SQLiteSessionStore"]
+
+_LEASE: Final = (
+    "INSERT INTO leases (user_id, session_id, owner, expires) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (user_id, session_id) DO UPDATE SET owner = excluded.owner, "
+    "expires = excluded.expires WHERE leases.owner = excluded.owner OR leases.expires <= ?"
+)
+
+
+@final
+class SQLiteSessionStore:
+    """A ``SessionStore`` in the SQLite file at ``path`` (made if missing); safe across threads
+    and processes.
+
+    ``timeout`` is how long an operation waits for another process's write (seconds);
+    ``cache_sessions`` bounds the sessions whose transcript the store keeps in memory
+    (the least recently used is dropped: it is read from the file again when needed).
+    Lease times are Unix time, so processes on one machine agree on them. A context
+    manager: leaving it closes the store.
+    """
+
+    __slots__ = ("_cache", "_cache_sessions", "_db", "_lock", "path")
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = 5.0,
+        cache_sessions: int = 1_000,
+    ) -> None:
+        given: object = path  # callers without a type checker pass anything
+        if not isinstance(given, str | os.PathLike):
+            msg = f"path must be a str or os.PathLike, got {got(given)}"
+            raise TypeError(msg)
+        self.path: Final = os.fspath(path)
+        self._cache_sessions: Final = positive_int("cache_sessions", cache_sessions)
+        self._db: sqlite3.Connection | None = open_database(
+            path, timeout=non_negative_float("timeout", timeout)
+        )
+        # (user, session) -> (version, the transcript the file holds at that version)
+        self._cache: OrderedDict[tuple[str, str], tuple[int, Transcript]] = OrderedDict()
+        self._lock: Final = threading.Lock()
+
+    def load(self, user_id: str, session_id: str, /) -> Session:
+        """The session's messages, version and state; ``Session((), 0, {})`` for a new one."""
+        key = (user_id, session_id)
+        with self._lock:
+            db = self._open()
+            row = db.execute(f"SELECT version, state FROM sessions WHERE {KEY}", key).fetchone()
+            if row is None:
+                return Session(Transcript(), 0)
+            cached = self._cache.get(key)
+            if cached is not None and cached[0] == row[0]:
+                self._cache.move_to_end(key)
+                messages = cached[1]
+            else:
+                row, messages = self._read(db, key)
+        return Session(messages, row[0], load_state(row[1]))
+
+    def save(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message],
+        /,
+        *,
+        version: int,
+        state: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Store ``messages`` (and ``state``) if the session is still at ``version``.
+
+        Writes the messages after the longest prefix the session holds already.
+        """
+        stored = messages if isinstance(messages, Transcript) else Transcript(messages)
+        text = None if state is None else dump_state(state)
+        key = (user_id, session_id)
+        with self._lock:
+            db = self._open()
+            cached = self._cache.get(key)
+            kept = cached[1].common_prefix(stored) if cached and cached[0] == version else 0
+            changes = Changes(len(stored), kept, encoded(key, stored, kept), text)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                new = write(db, key, version, changes)
+            except BaseException:
+                if db.in_transaction:  # else SQLite rolled back itself (interrupt, disk full)
+                    db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            self._cache[key] = (new, stored)
+            self._cache.move_to_end(key)
+            if len(self._cache) > self._cache_sessions:
+                self._cache.popitem(last=False)
+        return new
+
+    def delete(self, user_id: str, session_id: str, /) -> None:
+        """Forget the session, its state and its paused runs; a missing one is not an error."""
+        key = (user_id, session_id)
+        with self._lock:
+            db = self._open()
+            self._cache.pop(key, None)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(f"SELECT version FROM sessions WHERE {KEY}", key).fetchone()
+                if row is not None:
+                    for table in ("sessions", "messages", "paused"):
+                        db.execute(f"DELETE FROM {table} WHERE {KEY}", key)
+                    db.execute(
+                        "UPDATE meta SET value = max(value, ?) WHERE name = 'forgotten'", (row[0],)
+                    )
+            except BaseException:
+                if db.in_transaction:  # else SQLite rolled back itself (interrupt, disk full)
+                    db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def acquire(self, user_id: str, session_id: str, /, *, owner: str, ttl: float) -> None:
+        """Take or renew the session's lease for ``owner``; ``SessionBusy`` if another holds it."""
+        with self._lock:
+            db = self._open()
+            while True:
+                now = time.time()
+                taken = db.execute(_LEASE, (user_id, session_id, owner, now + ttl, now))
+                if taken.rowcount:
+                    return
+                holder = db.execute(
+                    f"SELECT owner FROM leases WHERE {KEY}", (user_id, session_id)
+                ).fetchone()
+                if holder is not None:  # else released just now: try again
+                    raise SessionBusy(user_id, session_id, holder=holder[0])
+
+    def release(self, user_id: str, session_id: str, /, *, owner: str) -> None:
+        """Drop the session's lease if ``owner`` holds it."""
+        with self._lock:
+            self._open().execute(
+                f"DELETE FROM leases WHERE {KEY} AND owner = ?", (user_id, session_id, owner)
+            )
+
+    def save_paused(self, run_id: str, user_id: str, session_id: str, state_json: str, /) -> None:
+        """Keep a paused run's state (JSON text) under its run id."""
+        with self._lock:
+            self._open().execute(
+                "INSERT OR REPLACE INTO paused (run_id, user_id, session_id, state) "
+                "VALUES (?, ?, ?, ?)",
+                (run_id, user_id, session_id, state_json),
+            )
+
+    def load_paused(self, run_id: str, /) -> str | None:
+        """The paused run's state as saved, or ``None`` if there is none."""
+        with self._lock:
+            row = (
+                self._open()
+                .execute("SELECT state FROM paused WHERE run_id = ?", (run_id,))
+                .fetchone()
+            )
+        return None if row is None else str(row[0])
+
+    def delete_paused(self, run_id: str, /) -> None:
+        """Forget a paused run's state; a missing one is not an error."""
+        with self._lock:
+            self._open().execute("DELETE FROM paused WHERE run_id = ?", (run_id,))
+
+    def close(self) -> None:
+        """Close the file; the store refuses every call after. Closing twice is harmless."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            self._cache.clear()
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` was called."""
+        return self._db is None
+
+    def __enter__(self) -> SQLiteSessionStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteSessionStore({self.path!r})"
+
+    def _open(self) -> sqlite3.Connection:
+        if self._db is None:
+            msg = f"{self!r} is closed; open the file again with a new SQLiteSessionStore"
+            raise RuntimeError(msg)
+        return self._db
+
+    def _read(self, db: sqlite3.Connection, key: tuple[str, str]) -> tuple[Any, Transcript]:
+        """The session's row and its messages, read in one transaction; kept for next time."""
+        db.execute("BEGIN")  # one snapshot: the row and the messages of one version
+        try:
+            row = db.execute(f"SELECT version, state FROM sessions WHERE {KEY}", key).fetchone()
+            bodies = db.execute(
+                f"SELECT position, body FROM messages WHERE {KEY} ORDER BY position", key
+            ).fetchall()
+        finally:
+            if db.in_transaction:  # else SQLite ended it itself on an error
+                db.execute("COMMIT")
+        if row is None:  # deleted between the two looks
+            return (0, "{}"), Transcript()
+        messages = Transcript(decoded(key, position, body) for position, body in bodies)
+        self._cache[key] = (row[0], messages)
+        if len(self._cache) > self._cache_sessions:
+            self._cache.popitem(last=False)
+        return row, messages

@@ -1,0 +1,264 @@
+"""Where conversations live between runs: a store keyed by ``(user_id, session_id)``.
+
+Saves are versioned, so no store shared by several runners (or, with a persistent
+store, several processes) can drop a turn: a run loads a ``Session`` (messages,
+version and session-scoped state), and its save succeeds only if nobody saved the
+session since; otherwise the store raises ``SessionConflict`` and the run fails
+loudly instead of overwriting the other run's turn. A lease keeps a second run off a
+session while one is under way, and the store keeps the states of paused runs.
+
+What a custom ``SessionStore`` must guarantee:
+
+- ``load`` returns a snapshot: later saves never change the messages or the state it
+  returned; an unknown session is ``Session((), 0, {})``.
+- ``save(user_id, session_id, messages, version=v, state=s)`` is one atomic
+  compare-and-set: it stores ``messages`` (and ``s``, when not ``None``; ``None`` keeps
+  the stored state) and returns the new version (> ``v``) only if the session's version
+  is still ``v``, and raises ``SessionConflict`` otherwise. State values are JSON:
+  what a load gives back is what ``json`` reads (a tuple comes back a list), and a
+  value ``json`` cannot write is refused with a ``TypeError`` naming its key, before
+  anything is stored (``dump_state`` does both).
+- ``delete`` forgets the session (its messages, state and paused runs); a later
+  ``load`` sees a new, empty one. A session made again after ``delete`` never reuses
+  a version the forgotten one had, so a run that loaded the old one cannot overwrite
+  the new one's turns.
+- ``acquire(user_id, session_id, owner=o, ttl=t)`` takes or renews the session's lease
+  for ``o`` until ``t`` seconds from now, atomically; while another owner's lease is
+  unexpired it raises ``SessionBusy`` naming that owner. ``release(..., owner=o)``
+  drops the lease if ``o`` holds it. ``runner._sessions.leases.Leases`` is a ready table.
+- ``save_paused(run_id, user_id, session_id, state_json)`` keeps a paused run's state
+  (JSON text) by run id, replacing one saved before; ``load_paused(run_id)`` gives it
+  back, or ``None``; ``delete_paused(run_id)`` forgets it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import types
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol, final, runtime_checkable
+
+from hooks import Message
+from runner._checks import got
+from runner._errors import SessionConflict
+from runner._sessions.leases import Leases
+from runner._sessions.transcript import Transcript
+
+__all__ = ["InMemorySessions", "Session", "SessionStore", "dump_state", "load_state"]
+
+_NO_STATE: Final[Mapping[str, Any]] = types.MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A session as loaded: its messages, the version a save must name, its state.
+
+    ``state`` is the session-scoped state by key name (JSON values): the runner seeds a
+    run's ``State`` with it and saves the run's session-scoped values back.
+    """
+
+    messages: Sequence[Message]
+    version: int = 0
+    state: Mapping[str, Any] = field(default_factory=lambda: _NO_STATE)
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """A conversation store with versioned saves and leases (see the module docs)."""
+
+    def load(self, user_id: str, session_id: str, /) -> Session:
+        """The session's messages, version and state; ``Session((), 0, {})`` for a new one."""
+        ...
+
+    def save(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message],
+        /,
+        *,
+        version: int,
+        state: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Store ``messages`` (and ``state``) if the session is still at ``version``.
+
+        Returns the new version; ``state=None`` keeps the stored state. Raises
+        ``SessionConflict`` when another run saved the session since it was loaded.
+        """
+        ...
+
+    def delete(self, user_id: str, session_id: str, /) -> None:
+        """Forget the session; a missing session is not an error."""
+        ...
+
+    def acquire(self, user_id: str, session_id: str, /, *, owner: str, ttl: float) -> None:
+        """Take or renew the session's lease for ``owner``; ``SessionBusy`` if another holds it."""
+        ...
+
+    def release(self, user_id: str, session_id: str, /, *, owner: str) -> None:
+        """Drop the session's lease if ``owner`` holds it."""
+        ...
+
+    def save_paused(self, run_id: str, user_id: str, session_id: str, state_json: str, /) -> None:
+        """Keep a paused run's state (JSON text) under its run id."""
+        ...
+
+    def load_paused(self, run_id: str, /) -> str | None:
+        """The paused run's state as saved, or ``None`` if there is none."""
+        ...
+
+    def delete_paused(self, run_id: str, /) -> None:
+        """Forget a paused run's state; a missing one is not an error."""
+        ...
+
+
+def dump_state(state: Mapping[str, Any]) -> str:
+    """``state`` as JSON text; a value JSON cannot hold is a ``TypeError`` naming its key."""
+    try:
+        return json.dumps(dict(state), ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        for key, value in state.items():  # find the value to blame, to name its key
+            try:
+                json.dumps(value)
+            except (TypeError, ValueError) as error:
+                msg = (
+                    f"session state {key!r} must be JSON-serialisable (str, int, float, "
+                    f"bool, None, and lists and dicts of them), got {got(value)}: {error}"
+                )
+                raise TypeError(msg) from None
+        raise  # no single value to blame (a key that is no str): as json said
+
+
+def load_state(text: str) -> Mapping[str, Any]:
+    """The state ``dump_state`` wrote, as a fresh dict."""
+    state: dict[str, Any] = json.loads(text)
+    return state
+
+
+@final
+class InMemorySessions:
+    """The default ``SessionStore``: a dict in this process, safe across threads.
+
+    Keeps at most ``max_sessions`` sessions (``None``: no bound), forgetting the least
+    recently used one first. A save stores the transcript it is given without copying
+    it, so a turn costs the same however long the conversation is; the state is kept
+    as JSON text, so a load gives fresh values and a run cannot change a stored state
+    by mutating what it loaded.
+    """
+
+    __slots__ = ("_forgotten", "_leases", "_lock", "_max_sessions", "_paused", "_sessions")
+
+    def __init__(self, *, max_sessions: int | None = 10_000) -> None:
+        if max_sessions is not None and (type(max_sessions) is not int or max_sessions < 1):
+            msg = f"max_sessions must be a positive int or None, got {max_sessions!r}"
+            raise (ValueError if type(max_sessions) is int else TypeError)(msg)
+        self._max_sessions = max_sessions
+        # (user, session) -> (messages, version, state as JSON text)
+        self._sessions: OrderedDict[tuple[str, str], tuple[Transcript, int, str]] = OrderedDict()
+        # run id -> (user, session, state JSON)
+        self._paused: dict[str, tuple[str, str, str]] = {}
+        self._leases: Final = Leases()
+        # The highest version of any session forgotten (deleted, evicted, cleared): a
+        # session made again starts above it, so a stale run's version never matches.
+        self._forgotten = 0
+        self._lock = threading.Lock()
+
+    @property
+    def max_sessions(self) -> int | None:
+        """The most sessions kept (``None``: no bound); fixed when the store is made."""
+        return self._max_sessions
+
+    def load(self, user_id: str, session_id: str, /) -> Session:
+        """The session's messages, version and state; ``Session((), 0, {})`` for a new one."""
+        key = (user_id, session_id)
+        with self._lock:
+            stored = self._sessions.get(key)
+            if stored is None:
+                return Session(Transcript(), 0)
+            self._sessions.move_to_end(key)
+        messages, version, state = stored
+        return Session(messages, version, _NO_STATE if state == "{}" else load_state(state))
+
+    def save(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message],
+        /,
+        *,
+        version: int,
+        state: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Store ``messages`` (and ``state``) if the session is still at ``version``."""
+        stored = messages if isinstance(messages, Transcript) else Transcript(messages)
+        text = None if state is None else dump_state(state)
+        key = (user_id, session_id)
+        with self._lock:
+            current = self._sessions.get(key)
+            found = 0 if current is None else current[1]
+            if found != version:
+                raise SessionConflict(user_id, session_id, expected=version, found=found)
+            new = (self._forgotten if current is None else version) + 1
+            if text is None:
+                text = "{}" if current is None else current[2]
+            self._sessions[key] = (stored, new, text)
+            self._sessions.move_to_end(key)
+            if self._max_sessions is not None and len(self._sessions) > self._max_sessions:
+                self._forget(self._sessions.popitem(last=False))
+        return new
+
+    def delete(self, user_id: str, session_id: str, /) -> None:
+        """Forget the session and its paused runs; a missing session is not an error."""
+        key = (user_id, session_id)
+        with self._lock:
+            stored = self._sessions.pop(key, None)
+            if stored is not None:
+                self._forget((key, stored))
+
+    def acquire(self, user_id: str, session_id: str, /, *, owner: str, ttl: float) -> None:
+        """Take or renew the session's lease for ``owner``; ``SessionBusy`` if another holds it."""
+        self._leases.acquire(user_id, session_id, owner=owner, ttl=ttl)
+
+    def release(self, user_id: str, session_id: str, /, *, owner: str) -> None:
+        """Drop the session's lease if ``owner`` holds it."""
+        self._leases.release(user_id, session_id, owner=owner)
+
+    def save_paused(self, run_id: str, user_id: str, session_id: str, state_json: str, /) -> None:
+        """Keep a paused run's state (JSON text) under its run id."""
+        with self._lock:
+            self._paused[run_id] = (user_id, session_id, state_json)
+
+    def load_paused(self, run_id: str, /) -> str | None:
+        """The paused run's state as saved, or ``None`` if there is none."""
+        with self._lock:
+            paused = self._paused.get(run_id)
+        return None if paused is None else paused[2]
+
+    def delete_paused(self, run_id: str, /) -> None:
+        """Forget a paused run's state; a missing one is not an error."""
+        with self._lock:
+            self._paused.pop(run_id, None)
+
+    def clear(self) -> None:
+        """Forget every session, paused run and lease."""
+        with self._lock:
+            for stored in self._sessions.values():
+                self._forgotten = max(self._forgotten, stored[1])
+            self._sessions.clear()
+            self._paused.clear()
+        self._leases.clear()
+
+    def _forget(self, item: tuple[tuple[str, str], tuple[Transcript, int, str]]) -> None:
+        """Count a forgotten session's version and drop its paused runs (lock held)."""
+        key, (_, version, _) = item
+        self._forgotten = max(self._forgotten, version)
+        if self._paused:
+            for run_id in [run for run, paused in self._paused.items() if paused[:2] == key]:
+                del self._paused[run_id]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)

@@ -1,0 +1,1 @@
+"""Streaming: the channel a streamed run's events go through, the trampoline, the delta hook."""

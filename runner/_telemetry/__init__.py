@@ -1,0 +1,1 @@
+"""Telemetry: OpenTelemetry spans after the GenAI semantic conventions (extra hookline[otel])."""

@@ -1,0 +1,1 @@
+"""Tools: function tools, their schemas and argument checks."""

@@ -1,0 +1,197 @@
+"""Tools: plain functions or objects with ``name`` and ``run(args)``, sync or async.
+
+A function becomes a ``FunctionTool``: its name, its docstring's first paragraph as
+description, and a JSON schema of its parameters (each described by the docstring's
+``Args:`` or ``:param`` lines, or ``Annotated`` metadata), all read once. The model's
+arguments are checked against that schema before the call, and the function gets the
+checked values; a bad call raises ``ToolArgumentsError``, which reaches
+``on_tool_error`` like any other tool error.
+
+With pydantic installed (``pip install 'hookline[schema]'``), every annotation pydantic
+knows works, schema and check both by ``pydantic.TypeAdapter`` (``runner._tools.pydantic``).
+Without it, ``str``, ``int``, ``float``, ``bool``, ``Any`` and unannotated parameters
+work (``runner._tools.schema``), and any other annotation is an ``ImportError`` naming the
+extra.
+
+Every tool name, a sub-agent's included, follows the providers' rule
+``^[A-Za-z0-9_-]{1,64}$`` (``check_tool_name``), checked when the tool is made.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import types
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final, Protocol, cast, final, runtime_checkable
+
+from hooks import ToolSpec
+from runner._checks import got
+from runner._tools.docstrings import summary
+from runner._tools.pydantic import ValidatedArguments
+from runner._tools.schema import PlainArguments, params_of
+
+__all__ = ["AsyncTool", "FunctionTool", "Tool", "as_tool", "check_tool_name"]
+
+_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_TOOL_NAME_RULE: Final = "^[A-Za-z0-9_-]{1,64}$"
+
+
+def check_tool_name(name: object, what: str, *, hint: str = "") -> str:
+    """``name`` if model providers accept it as a tool name, else a clear error.
+
+    The rule is theirs: ``^[A-Za-z0-9_-]{1,64}$``. ``what`` says whose name it is in
+    the message (``"tool object's name"``, ``"agent name"``); ``hint``, if given, ends
+    it. A name that is no str is a ``TypeError``, a str that breaks the rule a
+    ``ValueError``.
+    """
+    if not isinstance(name, str):
+        msg = f"{what} must be a str, got {got(name)}"
+        raise TypeError(msg)
+    if _TOOL_NAME.fullmatch(name) is None:
+        msg = (
+            f"{what} {name!r} is not a valid tool name: model providers accept 1 to 64 "
+            f"ASCII letters, digits, '_' or '-' ({_TOOL_NAME_RULE})"
+        )
+        raise ValueError(f"{msg}; {hint}" if hint else msg)
+    return name
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A tool object: a ``name`` and ``run(args)``; ``description`` and ``parameters`` optional."""
+
+    @property
+    def name(self) -> str:
+        """The name the model calls the tool by."""
+        ...
+
+    def run(self, args: Mapping[str, Any], /) -> Any:
+        """Run with the model's ``args``; the return value becomes the ``ToolResult``."""
+        ...
+
+
+class AsyncTool(Protocol):
+    """A tool object whose ``run`` is ``async def``."""
+
+    @property
+    def name(self) -> str:
+        """The name the model calls the tool by."""
+        ...
+
+    def run(self, args: Mapping[str, Any], /) -> Awaitable[Any]:
+        """Run with the model's ``args``; the return value becomes the ``ToolResult``."""
+        ...
+
+
+@final
+class FunctionTool:
+    """A plain function (sync or async) as a tool, called with the args as keywords."""
+
+    __slots__ = ("_validate", "description", "fn", "is_async", "name", "parameters")
+
+    def __init__(
+        self, fn: Callable[..., Any], /, *, name: str | None = None, description: str | None = None
+    ) -> None:
+        self.fn: Final = fn
+        self.name: Final = (
+            check_tool_name(
+                _name_of(fn), "function", hint="give it one: FunctionTool(fn, name=...)"
+            )
+            if name is None
+            else check_tool_name(name, "FunctionTool name")
+        )
+        self.description: Final = description or summary(inspect.getdoc(fn))
+        self.is_async: Final = inspect.iscoroutinefunction(fn)
+        signature = inspect.signature(fn)
+        required_positional = [
+            p.name
+            for p in signature.parameters.values()
+            if p.kind is p.POSITIONAL_ONLY and p.default is p.empty
+        ]
+        if required_positional:
+            msg = (
+                f"tool {self.name!r} is called with keyword arguments, but "
+                f"{required_positional} are positional-only without defaults"
+            )
+            raise TypeError(msg)
+        arguments = _arguments_of(fn, signature, self.name)
+        self.parameters: Final = arguments.schema
+        self._validate: Final = arguments.validate
+
+    def run(self, args: Mapping[str, Any], /) -> Any:
+        """Check ``args`` against the schema, then call the function with the checked values."""
+        return self.fn(**self._validate(args))
+
+    def check(self, args: Mapping[str, Any]) -> None:
+        """Raise ``ToolArgumentsError`` unless ``args`` fit the function's parameters."""
+        self._validate(args)
+
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    def __repr__(self) -> str:
+        return f"FunctionTool({self.name!r})"
+
+
+def as_tool(tool: object) -> Tool | AsyncTool:
+    """A tool from a plain function or an object with ``name`` and ``run``."""
+    if isinstance(tool, FunctionTool):
+        return tool
+    if isinstance(tool, types.FunctionType | types.MethodType | types.BuiltinFunctionType):
+        return FunctionTool(tool)
+    if isinstance(tool, Tool):
+        name: object = tool.name  # untyped callers may give anything a `name`
+        if isinstance(name, str):
+            check_tool_name(name, "tool object's name")
+            return tool
+    msg = (
+        "a tool is a function or an object with a str `name` and a `run(args)` method, "
+        f"got {type(tool).__name__} {tool!r:.60}"
+    )
+    raise TypeError(msg)
+
+
+def spec_of(tool: Tool | AsyncTool) -> ToolSpec:
+    """The ``ToolSpec`` of any tool (objects may omit description and parameters)."""
+    if isinstance(tool, FunctionTool):
+        return tool.spec()
+    description: object = getattr(tool, "description", "")
+    parameters: object = getattr(tool, "parameters", None)
+    schema: Mapping[str, Any] = {}
+    if isinstance(parameters, Mapping):
+        schema = cast("Mapping[str, Any]", parameters)
+    return ToolSpec(tool.name, str(description), schema)
+
+
+def is_async_tool(tool: Tool | AsyncTool) -> bool:
+    """Whether calling ``tool.run`` gives an awaitable, decided once per tool."""
+    if isinstance(tool, FunctionTool):
+        return tool.is_async
+    return inspect.iscoroutinefunction(tool.run)
+
+
+def _name_of(fn: Callable[..., Any]) -> object:
+    """``fn.__name__``, or a ``TypeError`` asking for a name when it has none."""
+    name: object = getattr(fn, "__name__", None)
+    if name is None:
+        msg = (
+            f"a FunctionTool is named after its function, but {fn!r:.60} has no __name__; "
+            "give one: FunctionTool(fn, name=...)"
+        )
+        raise TypeError(msg)
+    return name
+
+
+def _arguments_of(
+    fn: Callable[..., Any], signature: inspect.Signature, tool: str
+) -> ValidatedArguments | PlainArguments:
+    """The arguments of ``fn``, a tool named ``tool``: pydantic's if installed, else plain."""
+    params, extra = params_of(fn, signature)
+    try:
+        importlib.import_module("pydantic")  # only whether it is installed
+    except ImportError:
+        return PlainArguments(tool, signature, params, extra)
+    return ValidatedArguments(tool, params, extra)
