@@ -352,7 +352,7 @@ class Runner:
                 rng=self.rng,
                 engine=engine,
                 channel=channel,
-                telemetry=self._telemetry,
+                tracer=self._telemetry,
             ),
             sessions=self.sessions if sessions is None else sessions,
             lease=lease,

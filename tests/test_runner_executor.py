@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any
 
-from hooks import ErrorResult, Failure, OnToolError, Outcome, Retry
+from hooks import ErrorResult, Failure, ModelResponse, OnToolError, Outcome, Retry
 from runner import (
     Agent,
     Message,
-    ModelContext,
     RetryEvent,
     Runner,
     RunResult,
@@ -20,10 +18,7 @@ from runner import (
     ToolResult,
 )
 from runner._run.drive import complete
-from runner._run.engine import IN_PROCESS, Engine
-from runner._run.plan import Plan
-from runner._run.settings import Settings
-from runner._tools.tools import AsyncTool, Tool
+from runner._run.engine import Engine, ModelAttempt, ToolAttempt
 from tests import runner_helpers
 from tests.runner_helpers import Mode, calling
 
@@ -51,24 +46,24 @@ class Logged:
         """Always the same."""
         return "made-by-the-engine"
 
-    async def model(self, settings: Settings, plan: Plan, ctx: ModelContext, /) -> Outcome[Any]:
-        """Log, then run in process."""
-        self.log.append("model")
-        return await IN_PROCESS.model(settings, plan, ctx)
+    async def model(self, branch: str, attempt: ModelAttempt, /) -> Outcome[ModelResponse]:
+        """Log, then run the attempt."""
+        self.log.append(f"model {branch}")
+        return await attempt()
 
     async def tool(
-        self, settings: Settings, ctx: ToolContext, tool: Tool | AsyncTool, is_async: bool, /
+        self, branch: str, call: ToolCall, attempt: ToolAttempt, /
     ) -> Outcome[ToolResult]:
-        """Log, then run in process."""
-        self.log.append(f"tool {ctx.call.name}#{ctx.attempt}")
-        return await IN_PROCESS.tool(settings, ctx, tool, is_async)
+        """Log, then run the attempt."""
+        self.log.append(f"tool {branch} {call.name}")
+        return await attempt()
 
-    async def delay(self, settings: Settings, attempt: int, requested: float | None, /) -> float:
-        """Always 7 seconds."""
-        self.log.append(f"delay after #{attempt}")
+    async def delay(self, seconds: float, /) -> float:
+        """Always 7 seconds, whatever the run drew."""
+        self.log.append("delay")
         return 7.0
 
-    async def sleep(self, settings: Settings, seconds: float, /) -> None:
+    async def sleep(self, seconds: float, is_async: bool, /) -> None:
         """Log instead of sleeping."""
         self.log.append(f"sleep {seconds}")
 
@@ -106,12 +101,12 @@ def test_attempts_times_ids_and_waits_all_come_from_the_engine(mode: Mode) -> No
     engine = Logged()
     result = run_on(engine, Agent("seam", model, tools=[flaky]), mode)
     assert engine.log == [
-        "model",
-        "tool flaky#1",
-        "delay after #1",
+        "model seam",
+        "tool seam flaky",
+        "delay",
         "sleep 7.0",
-        "tool flaky#2",
-        "model",
+        "tool seam flaky",
+        "model seam",
     ]
     assert [event.time for event in result.events] == [100.0 + n for n in range(11)]
     [retry] = [event for event in result.events if isinstance(event, RetryEvent)]

@@ -66,7 +66,7 @@ def test_a_run_lease_renews_only_once_a_third_of_its_ttl_has_passed(
     now = [0.0]
     monkeypatch.setattr("runner._sessions.leases.time.monotonic", lambda: now[0])
     store = CountingStore()
-    lease = RunLease(store, "u", "s", owner="run-1", ttl=30)  # type: ignore[arg-type]
+    lease = RunLease(store, "u", "s", owner="run-1", ttl=30)
     lease.acquire()
     now[0] = 9.9
     lease.renew()
@@ -93,7 +93,7 @@ def test_a_run_lease_renews_at_exactly_a_third_of_its_ttl(monkeypatch: pytest.Mo
     now = [0.0]
     monkeypatch.setattr("runner._sessions.leases.time.monotonic", lambda: now[0])
     store = CountingStore()
-    lease = RunLease(store, "u", "s", owner="run-1", ttl=30)  # type: ignore[arg-type]
+    lease = RunLease(store, "u", "s", owner="run-1", ttl=30)
     lease.acquire()
     now[0] = 10.0
     lease.renew()
@@ -103,5 +103,5 @@ def test_a_run_lease_renews_at_exactly_a_third_of_its_ttl(monkeypatch: pytest.Mo
 def test_a_run_lease_never_taken_is_taken_by_renew() -> None:
     """``renew`` before any ``acquire`` takes the lease: it was never held."""
     store = CountingStore()
-    RunLease(store, "u", "s", owner="run-1", ttl=30).renew()  # type: ignore[arg-type]
+    RunLease(store, "u", "s", owner="run-1", ttl=30).renew()
     assert store.calls == ["acquire run-1 30"]

@@ -361,9 +361,16 @@ def start_workers(db: Path, go: Path, *arguments: list[str]) -> list[subprocess.
 
 
 def finish(worker: subprocess.Popen[str]) -> tuple[int, str]:
-    """The worker's exit code and its last line."""
-    out, _ = worker.communicate(timeout=60)
-    return worker.returncode, out.strip()
+    """The worker's exit code and its last line.
+
+    Read through ``worker.stdout`` itself: ``readline`` in ``start_workers`` may have
+    buffered the line after ``ready`` already, which ``communicate`` (reading the pipe
+    underneath) would miss.
+    """
+    assert worker.stdout is not None
+    code = worker.wait(timeout=60)
+    with worker.stdout as out:
+        return code, out.read().strip()
 
 
 def worker_turn(message: str) -> tuple[Message, ...]:

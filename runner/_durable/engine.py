@@ -24,21 +24,16 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar, final
+from collections.abc import Callable, Coroutine
+from typing import Any, Final, TypeVar, final
 
 from dbos import DBOS, StepOptions
 
-from hooks import Failure, ModelContext, Outcome, StopRun, Success, ToolContext, ToolResult
+from hooks import Failure, ModelResponse, Outcome, StopRun, Success, ToolCall, ToolResult
 from runner._durable.codec import StoredError, dump, load
 from runner._durable.idempotency import KEY
 from runner._run.drive import complete
-from runner._run.engine import IN_PROCESS
-from runner._tools.tools import AsyncTool, Tool
-
-if TYPE_CHECKING:
-    from runner._run.plan import Plan
-    from runner._run.settings import Settings
+from runner._run.engine import ModelAttempt, ToolAttempt
 
 __all__ = ["DbosEngine"]
 
@@ -73,47 +68,35 @@ class DbosEngine:
         self._ids += 1
         return uuid.uuid5(_IDS, f"{self.run_id}/{self._ids}").hex
 
-    async def model(self, settings: Settings, plan: Plan, ctx: ModelContext, /) -> Outcome[Any]:
-        """The in-process attempt, as a step; a replayed answer's usage is counted here."""
-        ran = False
-
-        async def attempt() -> Outcome[Any]:
-            nonlocal ran
-            ran = True
-            return await IN_PROCESS.model(settings, plan, ctx)
-
-        outcome = await self._step(f"model {plan.branch}", attempt)
-        if not ran and type(outcome) is Success:  # counted by the attempt when it ran
-            usage = outcome.unwrap().usage
-            if usage is not None:
-                settings.meter.add(usage)
-        return outcome
+    async def model(self, branch: str, attempt: ModelAttempt, /) -> Outcome[ModelResponse]:
+        """The attempt as the step ``model {branch}``: run, or read off the record."""
+        return await self._step(f"model {branch}", attempt)
 
     async def tool(
-        self, settings: Settings, ctx: ToolContext, tool: Tool | AsyncTool, is_async: bool, /
+        self, branch: str, call: ToolCall, attempt: ToolAttempt, /
     ) -> Outcome[ToolResult]:
-        """The in-process attempt, as a step, with the tool's idempotency key set."""
+        """The attempt as the step ``tool {branch} {name}``, with the tool's idempotency key
+        set (a sync tool on a worker thread sees it too: attempts run in a copy of this
+        context)."""
 
-        async def attempt() -> Outcome[ToolResult]:
-            key = f"{self.run_id}:{DBOS.step_id}:{ctx.call.id}"
-            token = KEY.set(key)  # an async tool runs in this context
+        async def keyed() -> Outcome[ToolResult]:
+            token = KEY.set(f"{self.run_id}:{DBOS.step_id}:{call.id}")
             try:
-                keyed = tool if is_async else _Keyed(tool, key)  # a sync one maybe on a thread
-                return await IN_PROCESS.tool(settings, ctx, keyed, is_async)
+                return await attempt()
             finally:
                 KEY.reset(token)
 
-        return await self._step(f"tool {ctx.invocation.branch} {ctx.call.name}", attempt)
+        return await self._step(f"tool {branch} {call.name}", keyed)
 
-    async def delay(self, settings: Settings, attempt: int, requested: float | None, /) -> float:
-        """The in-process engine's wait, drawn in a step: a recovered run waits the same."""
+    async def delay(self, seconds: float, /) -> float:
+        """The wait the run drew, recorded in a step: a recovered run waits the same."""
 
         async def draw() -> Outcome[float]:
-            return Success(await IN_PROCESS.delay(settings, attempt, requested))
+            return Success(seconds)
 
         return (await self._step("retry delay", draw)).unwrap()
 
-    async def sleep(self, settings: Settings, seconds: float, /) -> None:
+    async def sleep(self, seconds: float, is_async: bool, /) -> None:
         """A durable sleep: recovery sleeps only what was left of it."""
         if seconds <= 0:
             return
@@ -174,27 +157,3 @@ class DbosEngine:
 
 def _failed(error: BaseException) -> StoredError:
     return StoredError(dump((error, time.time())), f"{type(error).__qualname__}: {error}")
-
-
-@final
-class _Keyed:
-    """A sync tool run with its idempotency key set in whichever thread runs it."""
-
-    __slots__ = ("key", "tool")
-
-    def __init__(self, tool: Tool | AsyncTool, key: str) -> None:
-        self.tool = tool
-        self.key = key
-
-    @property
-    def name(self) -> str:
-        """The tool's name."""
-        return self.tool.name
-
-    def run(self, args: Mapping[str, Any], /) -> Any:
-        """The tool's ``run``, with the key set."""
-        token = KEY.set(self.key)
-        try:
-            return self.tool.run(args)
-        finally:
-            KEY.reset(token)

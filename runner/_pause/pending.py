@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias
 
-from hooks import Message, ToolCall, ToolResult
+from hooks import Message, ToolCall, ToolContext, ToolResult
 
 __all__ = [
     "ALLOWED",
     "BatchPaused",
+    "CallPaused",
     "DecisionKind",
     "Frame",
     "Held",
@@ -104,6 +105,15 @@ class Held:
 
     request: PendingRequest | None
     child: Frame | None
+
+
+class CallPaused(Exception):  # a signal, caught by the tool call, never seen
+    """A ``before_tool`` hook paused the call: ``ctx`` is the call as the guards saw it."""
+
+    def __init__(self, reason: str, ctx: ToolContext) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.ctx = ctx
 
 
 class BatchPaused(Exception):  # a signal inside the turn loop, never seen

@@ -11,15 +11,17 @@ result, and a paused one passes its guards again with the human's decision.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, assert_never
+from functools import partial
+from typing import Any, Protocol, assert_never
 
 from hooks import (
     Decision,
     Edit,
     Failure,
     Message,
+    ModelResponse,
     Outcome,
     Success,
     ToolCall,
@@ -29,17 +31,58 @@ from hooks import (
 from runner._agent import Agent
 from runner._errors import ToolArgumentsError, UnknownToolError
 from runner._events import PauseEvent, ToolCallEvent, ToolResultEvent
-from runner._pause.pending import BatchPaused, Frame, Held, PendingRequest, TurnPaused, request_id
-from runner._run.guarded import TOOL, CallPaused, guarded
+from runner._pause.pending import (
+    BatchPaused,
+    CallPaused,
+    Frame,
+    Held,
+    PendingRequest,
+    TurnPaused,
+    request_id,
+)
+from runner._run.attempts import tool_attempt
+from runner._run.guarded import TOOL, guarded
 from runner._run.plan import Plan
 from runner._run.record import Record
+from runner._run.settings import Settings
 from runner._sessions.transcript import Conversation, Transcript
 from runner._tools.arguments import UnparsedArguments
 
-if TYPE_CHECKING:
-    from runner._run.run import Run
+__all__ = ["Run", "batch"]
 
-__all__ = ["batch"]
+
+class Run(Protocol):
+    """What the tool calls of a response need of their run (``runner._run.run.Run``)."""
+
+    @property
+    def id(self) -> str:
+        """The run's id."""
+        ...
+
+    @property
+    def settings(self) -> Settings:
+        """What every part of the run shares."""
+        ...
+
+    @property
+    def decisions(self) -> Mapping[str, Decision]:
+        """A resumed run's decisions by request id."""
+        ...
+
+    def plan(self, agent: Agent, branch: str) -> Plan:
+        """The plan of ``agent`` at ``branch`` (a sub-agent's, for a call of it)."""
+        ...
+
+    def turn(
+        self,
+        plan: Plan,
+        message: Message,
+        history: Conversation,
+        record: Record,
+        frame: Frame | None = None,
+    ) -> Awaitable[ModelResponse]:
+        """An agent's whole turn: how a sub-agent call runs."""
+        ...
 
 
 async def batch(
@@ -137,10 +180,10 @@ async def tool_call(
         execute=lambda ctx: _tool(run, plan, ctx, record, child),
         record=record,
     )
-    telemetry = run.settings.telemetry  # traced: inside the call's execute_tool span
+    tracer = run.settings.tracer  # traced: inside the call's execute_tool span
     try:
         outcome, ctx = await (
-            operation if telemetry is None else telemetry.tool(plan, call, operation)
+            operation if tracer is None else tracer.tool(plan.agent, call, operation)
         )
     except CallPaused as paused:
         request = PendingRequest(
@@ -178,7 +221,8 @@ async def _tool(
         return Failure(ToolArgumentsError(call.name, call.args.raw, call.args.problem))
     if not isinstance(tool, Agent):
         settings = run.settings
-        return await settings.engine.tool(settings, ctx, tool, agent.tool_is_async[call.name])
+        attempt = partial(tool_attempt, settings, ctx, tool, agent.tool_is_async[call.name])
+        return await settings.engine.tool(plan.branch, call, attempt)
     request = _request_of(call.args)
     if request is None:
         problem = "a sub-agent takes one str argument 'request'"

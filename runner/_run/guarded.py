@@ -61,11 +61,12 @@ from runner._events import (
     RetryEvent,
     ToolAttemptEvent,
 )
+from runner._pause.pending import CallPaused
 from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.settings import Settings
 
-__all__ = ["MODEL", "TOOL", "CallPaused", "Operation", "guarded"]
+__all__ = ["MODEL", "TOOL", "Operation", "guarded"]
 
 C = TypeVar("C", ModelContext, ToolContext)
 T = TypeVar("T", ModelResponse, ToolResult)
@@ -83,15 +84,6 @@ class Operation(Generic[C, T]):
     subject: Callable[[C], object]  # what runs, compared by value to tell a changed retry
     attempted: Callable[[Plan, C], Event]
     refused: Callable[[C], T | None]  # what stands in for an operation a human refused
-
-
-class CallPaused(Exception):  # a signal, caught by the tool call, never seen
-    """A ``before_tool`` hook paused the call: ``ctx`` is the call as the guards saw it."""
-
-    def __init__(self, reason: str, ctx: ToolContext) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.ctx = ctx
 
 
 def _rejected(ctx: ToolContext) -> ToolResult | None:
@@ -155,11 +147,11 @@ async def guarded(
         # traced: a model attempt is a span of its own.
         _discard(plan, record, ctx.attempt, "replaced")
         record.add(op.attempted(plan, ctx))
-        telemetry = settings.telemetry
-        if telemetry is None or op.name == "tool":  # a tool's attempts share the call's span
+        tracer = settings.tracer
+        if tracer is None or op.name == "tool":  # a tool's attempts share the call's span
             return await execute(ctx)
         streamed = settings.channel is not None
-        return await telemetry.attempt(plan, ctx, execute(ctx), streamed=streamed)
+        return await tracer.attempt(plan.agent, ctx, execute(ctx), streamed=streamed)
 
     ended, ctx = await _attempts(settings, plan, op, ctx, attempt=attempt, record=record)
     if isinstance(ended, Halt):  # a changed retry met a guard that halted it
@@ -253,14 +245,20 @@ async def _retry(
             f"(RetryPolicy.max_attempts={budget}) is spent"
         )
         return None
-    delay = await settings.delay(attempt, retry.delay)
+    retries = settings.retry
+    drawn = (
+        retries.delay(attempt, settings.rng)
+        if retry.delay is None
+        else min(retry.delay, retries.max_delay)
+    )
+    delay = await settings.engine.delay(drawn)
     changed = op.subject(retry.ctx) != op.subject(ctx)
     record.add(
         RetryEvent(
             *plan.here(), operation=op.name, attempt=attempt + 1, delay=delay, changed=changed
         )
     )
-    await settings.sleep(delay)
+    await settings.engine.sleep(delay, settings.is_async)
     following = replace(retry.ctx, attempt=attempt + 1, max_attempts=budget)
     if not changed:
         return None, following

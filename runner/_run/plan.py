@@ -116,8 +116,8 @@ class Plan:
         "shown",
         "streamed",
         "system",
-        "telemetry",
         "traced",
+        "tracer",
         "wrapped",
     )
 
@@ -131,8 +131,8 @@ class Plan:
         self.policy: Final = settings.policy
         self.is_async: Final = settings.is_async
         self.clock: Final = settings.engine.now  # records are stamped by the run's engine
-        self.telemetry: Final = settings.telemetry
-        # Whether the agent's span records (its telemetry says so when the turn starts):
+        self.tracer: Final = settings.tracer
+        # Whether the agent's span records (the tracer says so when the turn starts):
         # only then is each dispatch traced, to make decisions events on spans.
         self.traced = False
         self.shown = 0  # deltas streamed for the model attempt under way
@@ -285,8 +285,8 @@ class Plan:
         result: object = None,
     ) -> None:
         duration = perf_counter() - start
-        if self.traced and self.telemetry is not None:
-            self.telemetry.hook(point, outcome, trace, ctx=ctx, error=error, result=result)
+        if self.traced and self.tracer is not None:
+            self.tracer.hook(point, outcome, trace, ctx=ctx, error=error, result=result)
         if not self.observers:
             return
         call = ctx.call if isinstance(ctx, ToolContext) else None

@@ -11,9 +11,10 @@ call { guarded tool call } } -> ``after_agent`` (the guarded operation: ``_guard
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from types import MappingProxyType
-from typing import Any, Final, TypeVar, assert_never, final
+from typing import Final, TypeVar, assert_never, final
 
 from hooks import (
     AFTER_AGENT,
@@ -49,6 +50,7 @@ from runner._events import (
 )
 from runner._pause.pending import BatchPaused, Frame, TurnPaused
 from runner._pause.runstate import RunState
+from runner._run.attempts import model_attempt
 from runner._run.calls import batch
 from runner._run.guarded import MODEL, guarded
 from runner._run.plan import Plan
@@ -188,9 +190,15 @@ class Run:
         frame: Frame | None = None,
     ) -> Awaitable[ModelResponse]:
         """``agent_turn``; in a traced run, inside its ``invoke_agent`` span."""
-        turn = self.agent_turn(plan, message, history, record, frame)
-        telemetry = self.settings.telemetry
-        return turn if telemetry is None else telemetry.agent(plan, message, turn)
+        tracer = self.settings.tracer
+        if tracer is None:
+            return self.agent_turn(plan, message, history, record, frame)
+
+        def traced(recording: bool) -> Awaitable[ModelResponse]:
+            plan.traced = recording  # only a recording span gets the turn's hook decisions
+            return self.agent_turn(plan, message, history, record, frame)
+
+        return tracer.agent(plan.agent, plan.invocation, message, traced)
 
     async def agent_turn(
         self,
@@ -271,7 +279,7 @@ class Run:
                 plan,
                 MODEL,
                 ModelContext(plan.invocation, request),
-                execute=self._model(plan),
+                execute=partial(self._model, plan),
                 record=record,
             )
             match outcome:
@@ -288,10 +296,17 @@ class Run:
             calls = response.tool_calls
             await batch(self, plan, calls, history, record, step=self.steps, frame=None)
 
-    def _model(self, plan: Plan) -> Callable[[ModelContext], Coroutine[Any, Any, Outcome[Any]]]:
+    async def _model(self, plan: Plan, ctx: ModelContext) -> Outcome[ModelResponse]:
+        """One model attempt through the engine; the tokens of its answer counted (a
+        durable run's replayed answer too)."""
         settings = self.settings
-        model = settings.engine.model
-        return lambda ctx: model(settings, plan, ctx)
+        attempt = partial(model_attempt, settings, plan, ctx)
+        outcome = await settings.engine.model(plan.branch, attempt)
+        if type(outcome) is Success:
+            usage = outcome.unwrap().usage
+            if usage is not None:
+                settings.meter.add(usage)
+        return outcome
 
     def _save(self, messages: Transcript, version: int) -> None:
         state = self.state.snapshot(scope="session")

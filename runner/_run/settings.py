@@ -7,17 +7,13 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, final
+from typing import final
 
 from hooks import DispatchPolicy, Usage
 from runner._retry import RetryPolicy
+from runner._run.engine import Engine
+from runner._run.tracer import Tracer
 from runner._streaming.channel import Channel
-
-if TYPE_CHECKING:
-    from runner._run.engine import Engine
-    from runner._telemetry.telemetry import (
-        Telemetry,  # only a run given a tracer provider imports it
-    )
 
 __all__ = ["Meter", "Settings"]
 
@@ -43,8 +39,8 @@ class Settings:
     """What every part of one run shares: budgets, policy, sync or async, where threads run.
 
     ``engine`` executes the run's model and tool attempts and is its only source of
-    time, ids and retry waits (``runner._run.engine``): the in-process one, or a durable one.
-    ``channel`` and ``telemetry`` are where a streamed run's deltas and a traced run's
+    time, ids and retry waits (``runner._run.engine``): the in-process one, or a durable
+    one. ``channel`` and ``tracer`` are where a streamed run's deltas and a traced run's
     spans go.
     """
 
@@ -57,12 +53,4 @@ class Settings:
     engine: Engine
     meter: Meter = field(default_factory=Meter)
     channel: Channel | None = None  # a streamed run's: deltas and events as they happen
-    telemetry: Telemetry | None = None  # a traced run's: its spans (Runner(tracer_provider=...))
-
-    async def delay(self, attempt: int, requested: float | None) -> float:
-        """The wait after failed attempt ``attempt``: the policy's, or a ``Retry``'s, capped."""
-        return await self.engine.delay(self, attempt, requested)
-
-    async def sleep(self, seconds: float) -> None:
-        """Wait ``seconds``: on the event loop in an async run, blocking in a sync one."""
-        await self.engine.sleep(self, seconds)
+    tracer: Tracer | None = None  # a traced run's: its spans (Runner(tracer_provider=...))

@@ -17,14 +17,23 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, final
+from typing import Final, Protocol, final
 
 from runner._errors import SessionBusy
 
-if TYPE_CHECKING:
-    from runner._sessions.store import SessionStore
+__all__ = ["Keeper", "Leases", "RunLease"]
 
-__all__ = ["Leases", "RunLease"]
+
+class Keeper(Protocol):
+    """Who keeps the leases of sessions: a ``SessionStore``, or a ``Leases`` table."""
+
+    def acquire(self, user_id: str, session_id: str, /, *, owner: str, ttl: float) -> None:
+        """Take or renew the lease for ``owner``; ``SessionBusy`` if another holds it."""
+        ...
+
+    def release(self, user_id: str, session_id: str, /, *, owner: str) -> None:
+        """Drop the lease if ``owner`` holds it."""
+        ...
 
 
 @final
@@ -73,7 +82,7 @@ class RunLease:
     __slots__ = ("_renewed", "owner", "session_id", "store", "ttl", "user_id")
 
     def __init__(
-        self, store: SessionStore, user_id: str, session_id: str, *, owner: str, ttl: float
+        self, store: Keeper, user_id: str, session_id: str, *, owner: str, ttl: float
     ) -> None:
         self.store: Final = store
         self.user_id: Final = user_id

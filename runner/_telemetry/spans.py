@@ -20,8 +20,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
 from hooks import ON_MODEL_ERROR, ModelContext, ModelResponse, OutcomeTag, StopRun, Trace, Usage
-from runner._pause.pending import TurnPaused
-from runner._run.guarded import CallPaused
+from runner._pause.pending import CallPaused, TurnPaused
 from runner._telemetry.genai import (
     ATTEMPT,
     ERROR_TYPE,

@@ -40,7 +40,7 @@ cancelled run (a stream its consumer stopped reading) leaves its open spans ERRO
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 
 try:  # first: without the extra, this is the error a user sees
@@ -53,6 +53,7 @@ except ImportError as exc:  # the extra is missing: say which one
 
 from hooks import (
     Failure,
+    Invocation,
     Message,
     ModelContext,
     ModelResponse,
@@ -109,7 +110,6 @@ from runner._telemetry.spans import (
 
 if TYPE_CHECKING:
     from runner._agent import Agent
-    from runner._run.plan import Plan
 
 __all__ = ["Telemetry"]
 
@@ -160,10 +160,15 @@ class Telemetry:
         self._named: Final = {id(agent): _Named(agent) for agent in agents}
 
     async def agent(
-        self, plan: Plan, message: Message, turn: Awaitable[ModelResponse]
+        self,
+        agent: Agent,
+        invocation: Invocation,
+        message: Message,
+        turn: Callable[[bool], Awaitable[ModelResponse]],
+        /,
     ) -> ModelResponse:
-        """Await ``turn``, the agent's turn on ``message``, inside its ``invoke_agent`` span."""
-        agent, invocation = plan.agent, plan.invocation
+        """Await ``turn(recording)``, the agent's turn on ``message``, inside its
+        ``invoke_agent`` span; ``recording`` says whether that span records."""
         named = self._named[id(agent)]
         span = self._tracer.start_span(
             named.agent_span,
@@ -175,7 +180,7 @@ class Telemetry:
                 BRANCH: invocation.branch,
             },
         )
-        recording = plan.traced = span.is_recording()
+        recording = span.is_recording()
         if recording and self.capture:
             span.set_attribute(INPUT_MESSAGES, input_messages((message,)))
             if agent.instruction:
@@ -186,7 +191,7 @@ class Telemetry:
         state = Turn()
         token = contexts.attach(with_turn(span, state))
         try:
-            response = await turn
+            response = await turn(recording)
         except BaseException as error:
             state.settle(failed=not isinstance(error, StopRun | TurnPaused))
             raised(span, error)
@@ -207,7 +212,7 @@ class Telemetry:
 
     async def attempt(
         self,
-        plan: Plan,
+        agent: Agent,
         ctx: ModelContext | ToolContext,
         execution: Awaitable[Outcome[T]],
         *,
@@ -220,10 +225,10 @@ class Telemetry:
         turn = current_turn()
         if turn is not None:
             turn.settle(failed=False)  # a wrap tried again after a failed attempt
-        named = self._named[id(plan.agent)]
+        named = self._named[id(agent)]
         attributes: dict[str, str | bool | int] = {
             **named.chat,
-            CONVERSATION: plan.invocation.session_id,
+            CONVERSATION: ctx.invocation.session_id,
             ATTEMPT: ctx.attempt,
         }
         if streamed:
@@ -266,7 +271,7 @@ class Telemetry:
 
     async def tool(
         self,
-        plan: Plan,
+        agent: Agent,
         call: ToolCall,
         operation: Awaitable[tuple[Outcome[ToolResult], ToolContext]],
     ) -> tuple[Outcome[ToolResult], ToolContext]:
@@ -283,7 +288,7 @@ class Telemetry:
         )
         recording = span.is_recording()
         if recording:
-            description = _description(plan, call.name)
+            description = _description(agent, call.name)
             if description:
                 span.set_attribute(TOOL_DESCRIPTION, description)
             if self.capture:
@@ -322,8 +327,8 @@ class Telemetry:
         decided(point, tag, traced, ctx=ctx, error=error, result=result)
 
 
-def _description(plan: Plan, name: str) -> str:
-    for spec in plan.agent.specs:
+def _description(agent: Agent, name: str) -> str:
+    for spec in agent.specs:
         if spec.name == name:
             return spec.description
     return ""

@@ -1,0 +1,123 @@
+"""One model attempt and one tool attempt, as the loop hands them to the run's engine.
+
+An attempt never raises what the model or the tool raised: it returns the attempt's
+``Outcome``, so the guarded operation offers every failure to the error hooks and
+nothing is lost on the way (a ``StopIteration`` raised by a sync tool on a worker
+thread stays a ``StopIteration``, where a future would have refused it and hung the
+run). Only ``StopRun``, which ends the run, is raised.
+
+A sync model or tool in an async run runs on the runner's thread pool, so it never
+blocks the event loop, in a copy of the caller's context (as ``asyncio.to_thread``
+does): the span under way and a durable run's idempotency key are seen there too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from hooks import (
+    Failure,
+    ModelContext,
+    ModelResponse,
+    Outcome,
+    StopRun,
+    Success,
+    ToolContext,
+    ToolResult,
+)
+from runner._run.plan import Plan
+from runner._run.settings import Settings
+from runner._run.streamed import stream_model
+from runner._tools.tools import AsyncTool, Tool
+
+__all__ = ["model_attempt", "to_tool_result", "tool_attempt"]
+
+A = TypeVar("A")
+
+
+async def model_attempt(
+    settings: Settings, plan: Plan, ctx: ModelContext
+) -> Outcome[ModelResponse]:
+    """One model attempt on ``ctx.request``; an answer that is no ``ModelResponse`` fails."""
+    agent = plan.agent
+    model: Any = agent.model
+    if settings.channel is not None:
+        outcome = await stream_model(settings, plan, settings.channel, ctx)
+    elif agent.model_is_async:
+        outcome = await _awaited(model.generate(ctx.request))
+    elif settings.is_async and agent.model_has_agenerate:
+        outcome = await _awaited(model.agenerate(ctx.request))
+    else:
+        outcome = await _called(settings, model.generate, ctx.request)
+    if type(outcome) is not Success:
+        return outcome
+    response = outcome.unwrap()
+    if not isinstance(response, ModelResponse):
+        msg = (
+            f"model {type(model).__qualname__}.generate must return a ModelResponse, "
+            f"got {type(response).__name__} {response!r:.60}"
+        )
+        return Failure(TypeError(msg))
+    return outcome
+
+
+async def tool_attempt(
+    settings: Settings, ctx: ToolContext, tool: Tool | AsyncTool, is_async: bool
+) -> Outcome[ToolResult]:
+    """One attempt of ``tool`` on ``ctx.call.args``; its return value becomes the result."""
+    if is_async:
+        outcome = await _awaited(tool.run(ctx.call.args))
+    else:
+        outcome = await _called(settings, tool.run, ctx.call.args)
+    return Success(to_tool_result(outcome.unwrap())) if type(outcome) is Success else outcome
+
+
+def to_tool_result(value: object) -> ToolResult:
+    """A tool's return value as the model will see it: text, or JSON for data."""
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, str):
+        return ToolResult(value)
+    if value is None:
+        return ToolResult("")
+    try:
+        return ToolResult(json.dumps(value, ensure_ascii=False, default=str))
+    except (TypeError, ValueError):
+        return ToolResult(repr(value))
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Outcome[Any]:
+    try:
+        return Success(await awaitable)
+    except StopRun:
+        raise
+    except Exception as exc:
+        return Failure(exc)
+
+
+async def _called(settings: Settings, fn: Callable[[A], Any], arg: A) -> Outcome[Any]:
+    """``fn(arg)`` as an outcome: inline in a sync run, on the thread pool in an async one."""
+    if settings.is_async:
+        loop = asyncio.get_running_loop()
+        context = contextvars.copy_context()
+        outcome = await loop.run_in_executor(settings.pool(), _within, context, fn, arg)
+    else:
+        outcome = _caught(fn, arg)
+    if type(outcome) is Failure and isinstance(outcome.failure(), StopRun):
+        raise outcome.failure()
+    return outcome
+
+
+def _within(context: contextvars.Context, fn: Callable[[A], Any], arg: A) -> Outcome[Any]:
+    return context.run(_caught, fn, arg)
+
+
+def _caught(fn: Callable[[A], Any], arg: A) -> Outcome[Any]:
+    try:
+        return Success(fn(arg))
+    except Exception as exc:
+        return Failure(exc)

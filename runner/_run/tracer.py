@@ -1,0 +1,79 @@
+"""``Tracer``: what the loop asks of a traced run's spans, and nothing more.
+
+The loop names this protocol, never the OpenTelemetry implementation
+(``runner._telemetry``), which a ``Runner`` given ``tracer_provider=`` makes. Each
+method wraps one piece of work the loop hands down, inside its span: an agent turn, a
+model attempt, a tool call; ``hook`` is told how each traced dispatch ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
+
+from hooks import (
+    Invocation,
+    Message,
+    ModelContext,
+    ModelResponse,
+    Outcome,
+    OutcomeTag,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    Trace,
+)
+from runner._agent import Agent
+
+__all__ = ["Tracer"]
+
+T = TypeVar("T")
+
+
+class Tracer(Protocol):
+    """The spans of a traced run."""
+
+    def agent(
+        self,
+        agent: Agent,
+        invocation: Invocation,
+        message: Message,
+        turn: Callable[[bool], Awaitable[ModelResponse]],
+        /,
+    ) -> Awaitable[ModelResponse]:
+        """Await ``turn(recording)``, the agent's turn on ``message``, inside its span;
+        ``recording`` says whether the span records (then the turn traces its hooks)."""
+        ...
+
+    def attempt(
+        self,
+        agent: Agent,
+        ctx: ModelContext | ToolContext,
+        execution: Awaitable[Outcome[T]],
+        *,
+        streamed: bool,
+    ) -> Awaitable[Outcome[T]]:
+        """Await ``execution``, one model attempt at ``ctx``, inside its span."""
+        ...
+
+    def tool(
+        self,
+        agent: Agent,
+        call: ToolCall,
+        operation: Awaitable[tuple[Outcome[ToolResult], ToolContext]],
+    ) -> Awaitable[tuple[Outcome[ToolResult], ToolContext]]:
+        """Await ``operation``, ``call`` under its hooks, inside its span."""
+        ...
+
+    def hook(
+        self,
+        point: str,
+        tag: OutcomeTag,
+        traced: Trace,
+        *,
+        ctx: object,
+        error: BaseException | None,
+        result: object,
+    ) -> None:
+        """A traced dispatch ended: ``tag`` is how, ``traced`` who decided."""
+        ...
