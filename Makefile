@@ -17,7 +17,8 @@ demo: $(STAMP)
 	$(BIN)/python -m examples.streaming
 	$(BIN)/python -m examples.approval
 
-# pytest, mypy, basedpyright and ruff all run; the target fails if any of them failed.
+# pytest, mypy, basedpyright, ruff and the import contracts all run; the target fails if any
+# of them failed.
 test: $(STAMP)
 	@status=0; \
 	$(BIN)/python -m pytest || status=1; \
@@ -25,6 +26,7 @@ test: $(STAMP)
 	$(BIN)/basedpyright || status=1; \
 	$(BIN)/python -m ruff check . || status=1; \
 	$(BIN)/python -m ruff format --check . || status=1; \
+	$(BIN)/lint-imports || status=1; \
 	exit $$status
 
 bench: $(STAMP)

@@ -28,12 +28,12 @@ from runner._checks import (
     store_hint,
 )
 from runner._events import RunFinishedEvent, RunResult, RunStartedEvent, StreamEvent
-from runner._pause.resume import checked_decisions
 from runner._pause.runstate import RunState
 from runner._retry import RetryPolicy
 from runner._run.callbacks import CallbackTable
 from runner._run.drive import complete
 from runner._run.engine import IN_PROCESS, Engine
+from runner._run.resume import checked_decisions
 from runner._run.run import Run
 from runner._run.settings import Settings
 from runner._sessions.leases import RunLease

@@ -1,4 +1,4 @@
-"""What ``Runner.resume`` checks before a paused run goes on (``runner._pause.resume``).
+"""What ``Runner.resume`` checks before a paused run goes on (``runner._run.resume``).
 
 Each refusal is checked word for word: the message is the contract (the run, what was
 expected, what was got), and nothing runs when a check fails. Sub-agent branches are

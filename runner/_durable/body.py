@@ -28,8 +28,8 @@ from hooks import Decision, Message
 from runner._durable.codec import dump, stored
 from runner._durable.engine import DbosEngine
 from runner._events import RunResult
-from runner._pause.resume import checked_decisions
 from runner._pause.runstate import RunState, decode_decision
+from runner._run.resume import checked_decisions
 from runner._sessions.store import Session, SessionStore
 
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ from hooks import Decision, DispatchPolicy, Message
 from runner._agent import Agent
 from runner._checks import as_message, check_id, refuse_inside_loop
 from runner._events import RunResult
-from runner._pause.resume import checked_decisions
 from runner._pause.runstate import RunState, encode_decision
 from runner._retry import RetryPolicy
+from runner._run.resume import checked_decisions
 from runner._runner import Runner
 from runner._sessions.store import SessionStore
 

@@ -1,1 +1,1 @@
-"""Pause and resume: pending requests, the run state and its JSON codec, the checks of a resume."""
+"""Pause and resume as data: pending requests, the pause signals, the run state, its JSON codec."""
