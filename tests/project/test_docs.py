@@ -2,14 +2,15 @@
 runs, every docs page is on the README's map, every local link resolves.
 
 Each ```python block is a test case of its own, named ``file:line`` (the line of its
-opening fence). A block runs in a fresh interpreter (``python -W error -c``), in a
-temporary directory, with this checkout first on ``sys.path``: blocks declare hook
+opening fence), and a program of its own: no block continues another, so a reader may
+copy any one of them alone. A block runs in a fresh interpreter (``python -W error``),
+in a temporary directory, with this checkout first on ``sys.path``: blocks declare hook
 points, set OpenTelemetry's global provider or launch DBOS, all of which are one per
-process, so none of it may leak into this process or into the next block. A block
+process, so none of it may leak into this process or into the next block. Its script
+keeps the page's line numbers, so a traceback points at the page's line. A block
 touches no network (ScriptedModel, in-memory or temporary files, loopback only) and
-shows what it claims with ``assert``. A block whose first line is ``# continued`` runs
-after the python blocks before it on its page, concatenated, as one program. Blocks
-that are not meant to run are ```bash or ```text, never ```python.
+shows what it claims with ``assert``. Blocks that are not meant to run are ```bash or
+```text, never ```python.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
@@ -33,7 +34,6 @@ TEXTS: Final = (README, *PAGES, ROOT / "CONTRIBUTING.md")
 FENCE: Final = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 LANGUAGES: Final = frozenset({"python", "bash", "text", "toml", "yaml"})
 LINK: Final = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-CONTINUED: Final = "# continued"
 README_MAX_LINES: Final = 200
 
 
@@ -62,30 +62,23 @@ def blocks(path: Path) -> list[Block]:
 
 
 def programs() -> list[Block]:
-    """Every python block as the program it runs as (a ``# continued`` one with its page's
-    earlier python blocks before it)."""
-    found: list[Block] = []
-    for path in TEXTS:
-        page: list[str] = []
-        for block in blocks(path):
-            if block.language != "python":
-                continue
-            code = block.code
-            if code.startswith(CONTINUED):
-                code = "".join(page) + code
-            page.append(block.code)
-            found.append(Block(block.path, block.line, block.language, code))
-    return found
+    """Every python block of the README, the docs pages and CONTRIBUTING.md."""
+    return [block for path in TEXTS for block in blocks(path) if block.language == "python"]
 
 
-def run(code: str, where: Path, *, name: str) -> subprocess.CompletedProcess[str]:
-    """``code`` run by a fresh interpreter in ``where``; fails the test unless it exits 0."""
+def run(block: Block, where: Path) -> subprocess.CompletedProcess[str]:
+    """``block`` run by a fresh interpreter in ``where``; fails the test unless it exits 0.
+
+    The script is named after the page and starts at the block's line on it.
+    """
+    script = where / f"{block.path.stem}_{block.path.suffix[1:]}.py"
+    script.write_text("\n" * block.line + block.code, encoding="utf-8")
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))),
     }
     done = subprocess.run(
-        [sys.executable, "-W", "error", "-c", code],
+        [sys.executable, "-W", "error", str(script)],
         cwd=where,
         env=env,
         capture_output=True,
@@ -93,14 +86,14 @@ def run(code: str, where: Path, *, name: str) -> subprocess.CompletedProcess[str
         timeout=120,
         check=False,
     )
-    assert done.returncode == 0, f"{name} failed:\n{done.stdout}{done.stderr}"
+    assert done.returncode == 0, f"{block.name} failed:\n{done.stdout}{done.stderr}"
     return done
 
 
-def example() -> str:
+def example() -> Block:
     """The README's twenty lines: its first python block that runs the runner."""
     return next(
-        block.code
+        block
         for block in blocks(README)
         if block.language == "python" and "runner.run(" in block.code and "import" in block.code
     )
@@ -109,7 +102,7 @@ def example() -> str:
 @pytest.mark.parametrize("block", programs(), ids=lambda block: block.name)
 def test_python_block_runs(block: Block, tmp_path: Path) -> None:
     """The block runs to its end: every assert in it holds, no warning is raised."""
-    run(block.code, tmp_path, name=block.name)
+    run(block, tmp_path)
 
 
 def test_every_block_names_a_known_language() -> None:
@@ -122,19 +115,20 @@ def test_every_block_names_a_known_language() -> None:
 
 def test_readme_example_runs(tmp_path: Path) -> None:
     """The twenty-line example answers 2 + 3 through the add tool, as its comment says."""
-    assert run(example(), tmp_path, name="README example").stdout == "It is 5.\n"
+    assert run(example(), tmp_path).stdout == "It is 5.\n"
 
 
 def test_readme_example_reads_whole_numbers(tmp_path: Path) -> None:
     """Asked for 2.5 + 3, the example adds 2.5 and 3 (0.1's regex took the 5 of 2.5)."""
-    code = example().replace("what is 2 + 3?", "what is 2.5 + 3?")
+    block = example()
+    code = block.code.replace("what is 2 + 3?", "what is 2.5 + 3?")
     assert "2.5 + 3" in code
-    assert run(code, tmp_path, name="README example").stdout == "It is 5.5.\n"
+    assert run(replace(block, code=code), tmp_path).stdout == "It is 5.5.\n"
 
 
 def test_readme_example_is_short() -> None:
     """The README's example fits in about twenty lines of code."""
-    lines = [line for line in example().splitlines() if line.strip()]
+    lines = [line for line in example().code.splitlines() if line.strip()]
     assert len(lines) <= 24
 
 
