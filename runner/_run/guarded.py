@@ -66,14 +66,14 @@ from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.settings import Settings
 
-__all__ = ["MODEL", "TOOL", "Operation", "guarded"]
+__all__ = ["MODEL", "TOOL", "Guard", "guarded"]
 
 C = TypeVar("C", ModelContext, ToolContext)
 T = TypeVar("T", ModelResponse, ToolResult)
 
 
 @dataclass(frozen=True, slots=True)
-class Operation(Generic[C, T]):
+class Guard(Generic[C, T]):
     """A kind of guarded operation: its hook points, what runs, how an attempt is recorded."""
 
     name: Literal["model", "tool"]
@@ -91,7 +91,7 @@ def _rejected(ctx: ToolContext) -> ToolResult | None:
     return ToolResult(decision.message, is_error=True) if type(decision) is Reject else None
 
 
-MODEL: Operation[ModelContext, ModelResponse] = Operation(
+MODEL: Guard[ModelContext, ModelResponse] = Guard(
     "model",
     BEFORE_MODEL,
     AFTER_MODEL,
@@ -101,7 +101,7 @@ MODEL: Operation[ModelContext, ModelResponse] = Operation(
     lambda plan, ctx: ModelAttemptEvent(*plan.here(), request=ctx.request, attempt=ctx.attempt),
     lambda ctx: None,
 )
-TOOL: Operation[ToolContext, ToolResult] = Operation(
+TOOL: Guard[ToolContext, ToolResult] = Guard(
     "tool",
     BEFORE_TOOL,
     AFTER_TOOL,
@@ -116,7 +116,7 @@ TOOL: Operation[ToolContext, ToolResult] = Operation(
 async def guarded(
     settings: Settings,
     plan: Plan,
-    op: Operation[C, T],
+    op: Guard[C, T],
     ctx: C,
     *,
     execute: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
@@ -188,7 +188,7 @@ def _discard(
 async def _attempts(
     settings: Settings,
     plan: Plan,
-    op: Operation[C, T],
+    op: Guard[C, T],
     ctx: C,
     *,
     attempt: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
@@ -227,7 +227,7 @@ async def _attempts(
 async def _retry(
     settings: Settings,
     plan: Plan,
-    op: Operation[C, T],
+    op: Guard[C, T],
     ctx: C,
     retry: Retry[C],
     *,

@@ -1,11 +1,12 @@
 """One agent at one branch of a run: its compiled callbacks, its invocation, its dispatch.
 
-``Plan.before`` / ``after`` / ``on_error`` are the runner's only calls into hook
-dispatch: ``run_*`` for a chain with no async method, ``arun_*`` for one with, the
-run's ``DispatchPolicy`` on every call. With observers, each dispatch is timed and
-traced and told to them as a ``HookEvent`` naming the callback that decided; in a
-traced run whose span records, each is told to the run's ``Telemetry`` too, which
-makes a decision an event on the span the dispatch guards.
+``Plan.before`` / ``after`` / ``on_error`` / ``wrap`` are the loop's only calls into hook
+dispatch (the stream hook ``on_delta`` is a before point): ``run_*`` for a chain with
+no async method, ``arun_*`` for one with, the run's ``DispatchPolicy`` on every call.
+With observers, each dispatch is timed and traced and told to them as a ``HookEvent``
+naming the callback that decided; in a traced run whose span records, each is told to
+the run's ``Tracer`` too, which makes a decision an event on the span the dispatch
+guards.
 """
 
 from __future__ import annotations
