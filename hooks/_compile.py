@@ -32,7 +32,7 @@ _MISSING: Final = object()
 class Chain:
     """The callbacks of one list that define one point's method, in list order."""
 
-    __slots__ = ("all_async", "any_async", "asyncs", "fns", "name", "owners")
+    __slots__ = ("all_async", "any_async", "asyncs", "fns", "name", "owners", "steps")
 
     def __init__(
         self, name: str, owners: tuple[object, ...], fns: tuple[Fn, ...], asyncs: tuple[bool, ...]
@@ -43,6 +43,8 @@ class Chain:
         self.asyncs: Final = asyncs
         self.any_async: Final = True in asyncs
         self.all_async: Final = False not in asyncs  # what async wrap dispatch needs
+        # (method, is_async) pairs, what the async fast loops walk; empty when none is async
+        self.steps: Final = tuple(zip(fns, asyncs, strict=True)) if self.any_async else ()
 
 
 @final
