@@ -21,12 +21,18 @@ from tests.durable_helpers import forget_dbos_console
 
 
 def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    """The dispatch benchmark measures every contender and reports each target."""
+    """The dispatch benchmark measures every contender and reports each target: fresh lists
+    against pluggy with callbacks that build their result and that return a constant, and
+    async callbacks against a hand loop awaiting each."""
     assert dispatch.main(["--quick"]) == 0
     out = capsys.readouterr().out
     for name in ("rb[list]", "rb[compiled]", "arb[compiled]", "hand[plain]", "pluggy"):
         assert name in out
-    assert out.count("target") >= 3
+    assert "rb[fresh] vs pluggy:" in out
+    assert "rb[fresh const] vs pluggy[const]:" in out
+    assert "arb[async]" in out
+    assert "whole dispatch vs ahand:" in out
+    assert out.count("target") >= 6
 
 
 def test_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
