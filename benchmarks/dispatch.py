@@ -12,10 +12,17 @@ the ``before_model`` point, then the derived figures the design targets are stat
 * fixed cost at N = 0 at most 3x a bare hand loop;
 * ``run_before([a, b, c], point, ctx)`` with a fresh list each call at most 2x pluggy's
   hook call at N = 3 (the README's style: validation is cached per class and module,
-  so a new list of known callbacks compiles in a few microseconds).
+  so a new list of known callbacks compiles in a few microseconds) -- both with
+  callbacks that build their result (``Cont(ctx)``) and with callbacks that return a
+  constant (a ``Cont`` made once), pluggy's plugins doing the same in each case.
 
 A secondary table does the same per-point comparison for ``run_after`` and
 ``run_on_error`` against hand loops; a third times fresh lists and compiling one.
+
+An async table times ``arun_before`` over N = 1, 3, 10, 50 ``async def`` callbacks
+against a hand-written loop awaiting each one, with the target:
+
+* per-callback cost (slope over N) of ``arun_before`` at most 2x the hand loop's.
 
 A wrap table times ``run_wrap`` / ``arun_wrap`` through N = 0, 1, 3, 10 identity wraps
 (``return call_next(ctx)``) around an operation returning a ready outcome, against a
@@ -89,6 +96,8 @@ FRESH_VS_PLUGGY_MAX: Final = 2.0
 FRESH_N: Final = 3
 WRAP_SIZES: Final = (0, 1, 3, 10)
 PER_WRAP_MAX: Final = 2.0
+ASYNC_SIZES: Final = (1, 3, 10, 50)
+ASYNC_PER_CALLBACK_MAX: Final = 2.0
 
 
 # -- the callbacks ------------------------------------------------------------------
@@ -109,6 +118,27 @@ class ContHook:
 
     def on_model_error(self, failure: Failure[Exception], ctx: ModelContext) -> Failure[Exception]:
         return failure
+
+
+class ConstHook:
+    """A callback returning one ``Cont`` made beforehand: building nothing per call."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: Cont[ModelContext]) -> None:
+        self.result = result
+
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+        return self.result
+
+
+class AsyncContHook:
+    """``ContHook.before_model`` as ``async def``, for ``arun_before``."""
+
+    __slots__ = ()
+
+    async def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+        return Cont(ctx)
 
 
 class PlainCont:
@@ -162,6 +192,19 @@ def hand_before_plain(
     return PlainCont(ctx)
 
 
+async def ahand_before(
+    fns: tuple[Callable[[ModelContext], Awaitable[Cont[ModelContext] | Halt[ModelResponse]]], ...],
+    ctx: ModelContext,
+) -> Cont[ModelContext] | Halt[ModelResponse]:
+    """``hand_before`` over ``async def`` callbacks: awaits each one."""
+    for fn in fns:
+        result = await fn(ctx)
+        if type(result) is Halt:
+            return result
+        ctx = result.ctx
+    return Cont(ctx)
+
+
 def hand_after(
     fns: tuple[_AfterFn, ...], outcome: Outcome[ModelResponse], ctx: ModelContext
 ) -> Outcome[ModelResponse]:
@@ -195,11 +238,15 @@ def pluggy_version() -> str | None:
     return str(getattr(pluggy, "__version__", "?"))
 
 
-def pluggy_hook(n: int) -> Callable[..., list[Cont[ModelContext]]] | None:
+def pluggy_hook(
+    n: int, constant: Cont[ModelContext] | None = None
+) -> Callable[..., list[Cont[ModelContext]]] | None:
     """A pluggy hook caller for ``before_model(ctx)`` with ``n`` plugins, if pluggy is here.
 
-    Each plugin's ``before_model`` has the body of ``ContHook.before_model``. pluggy
-    calls every implementation and returns their results as a list, its natural form.
+    Each plugin's ``before_model`` has the body of ``ContHook.before_model`` or, given
+    ``constant``, of ``ConstHook.before_model`` (it returns the one result it holds).
+    pluggy calls every implementation and returns their results as a list, its natural
+    form.
     """
     try:
         import pluggy
@@ -219,10 +266,19 @@ def pluggy_hook(n: int) -> Callable[..., list[Cont[ModelContext]]] | None:
         def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
             return Cont(ctx)
 
+    class ConstPlugin:
+        def __init__(self, result: Cont[ModelContext]) -> None:
+            self.result = result
+
+        @hookimpl
+        def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+            return self.result
+
     manager = pluggy.PluginManager("bench")
     manager.add_hookspecs(Spec)
     for index in range(n):
-        manager.register(Plugin(), name=f"plugin{index}")
+        plugin = Plugin() if constant is None else ConstPlugin(constant)
+        manager.register(plugin, name=f"plugin{index}")
     hook: Callable[..., list[Cont[ModelContext]]] = manager.hook.before_model
     return hook
 
@@ -447,12 +503,16 @@ def after_error_cases(n: int, ctx: ModelContext) -> list[Case]:
 
 
 FRESH: Final = "rb[fresh]"
+FRESH_CONST: Final = "rb[fresh const]"
+PLUGGY_CONST: Final = "pluggy[const]"
 FRESH_NEW: Final = "rb[fresh new]"
 NEW_ALONE: Final = "new alone"
 COMPILE: Final = "compile[fresh]"
 FRESH_LEGEND: Final = {
     FRESH: "run_before([a, b, c], BEFORE_MODEL, ctx): a new list of the same three callbacks "
     "each call",
+    FRESH_CONST: "the same with three ConstHook callbacks, returning a Cont made once",
+    PLUGGY_CONST: "pluggy hook.before_model(ctx=ctx), three plugins returning a Cont made once",
     FRESH_NEW: "run_before([ContHook(), ContHook(), ContHook()], ...): new instances of a "
     "known class each call",
     NEW_ALONE: "[ContHook(), ContHook(), ContHook()] alone: what building the instances costs",
@@ -464,29 +524,46 @@ FRESH_LEGEND: Final = {
 def fresh_cases(ctx: ModelContext) -> list[Case]:
     """The fresh-list contenders at N = 3, checked to agree first."""
     a, b, c = ContHook(), ContHook(), ContHook()
+    constant = Cont(ctx)
+    x, y, z = ConstHook(constant), ConstHook(constant), ConstHook(constant)
     at = {"rb": run_before, "point": BEFORE_MODEL, "ctx": ctx}
     _check(run_before([a, b, c], BEFORE_MODEL, ctx) == Cont(ctx), "run_before[fresh] disagrees")
+    _check(run_before([x, y, z], BEFORE_MODEL, ctx) is constant, "run_before[const] disagrees")
     _check(len(CompiledCallbacks([a, b, c]).methods(BEFORE_MODEL)) == 3, "compile disagrees")
-    return [
+    cases = [
         Case(FRESH, "rb([a, b, c], point, ctx)", {"a": a, "b": b, "c": c, **at}),
+        Case(FRESH_CONST, "rb([a, b, c], point, ctx)", {"a": x, "b": y, "c": z, **at}),
         Case(FRESH_NEW, "rb([k(), k(), k()], point, ctx)", {"k": ContHook, **at}),
         Case(NEW_ALONE, "[k(), k(), k()]", {"k": ContHook}),
         Case(COMPILE, "cc([a, b, c])", {"cc": CompiledCallbacks, "a": a, "b": b, "c": c}),
     ]
+    hook = pluggy_hook(FRESH_N, constant)
+    if hook is not None:
+        _check(all(result is constant for result in hook(ctx=ctx)), "pluggy[const] disagrees")
+        cases.append(Case(PLUGGY_CONST, "hook(ctx=ctx)", {"hook": hook, "ctx": ctx}))
+    return cases
 
 
 def report_fresh(fresh: Mapping[str, float], before: Mapping[str, float]) -> None:
     """Print the fresh-list figures and their target."""
-    print(f"4. fresh lists at N={FRESH_N} (target: {FRESH} at most {FRESH_VS_PLUGGY_MAX}x pluggy)")
+    print(
+        f"4. fresh lists at N={FRESH_N} (target: {FRESH} and {FRESH_CONST} at most "
+        f"{FRESH_VS_PLUGGY_MAX}x pluggy with the same callbacks)"
+    )
     for label, text in FRESH_LEGEND.items():
-        print(f"   {label:<14} {_ns(fresh[label]):>7} ns  {text}")
-    print(f"   {RB_LIST:<14} {_ns(before[RB_LIST]):>7} ns  the same three in a reused list")
+        if label in fresh:
+            print(f"   {label:<15} {_ns(fresh[label]):>7} ns  {text}")
+    print(f"   {RB_LIST:<15} {_ns(before[RB_LIST]):>7} ns  the same three in a reused list")
     if PLUGGY in before:
-        ratio = fresh[FRESH] / before[PLUGGY]
-        print(
-            f"   {FRESH} vs pluggy: {_ns(fresh[FRESH])} ns vs {_ns(before[PLUGGY])} ns = "
-            f"{ratio:5.2f}x  {_verdict(ratio <= FRESH_VS_PLUGGY_MAX)}"
-        )
+        for label, base, name in (
+            (FRESH, before[PLUGGY], PLUGGY),
+            (FRESH_CONST, fresh[PLUGGY_CONST], PLUGGY_CONST),
+        ):
+            ratio = fresh[label] / base
+            print(
+                f"   {label} vs {name}: {_ns(fresh[label])} ns vs {_ns(base)} ns = "
+                f"{ratio:5.2f}x  {_verdict(ratio <= FRESH_VS_PLUGGY_MAX)}"
+            )
         new = fresh[FRESH_NEW] - fresh[NEW_ALONE]
         print(
             f"   {FRESH_NEW} minus building the instances vs pluggy: {_ns(new)} ns = "
@@ -501,6 +578,65 @@ def report_fresh(fresh: Mapping[str, float], before: Mapping[str, float]) -> Non
 def _check(ok: bool, what: str) -> None:
     if not ok:
         raise RuntimeError(f"benchmark contenders disagree: {what}")
+
+
+# -- async callbacks ----------------------------------------------------------------
+
+ARB_ASYNC: Final = "arb[async]"
+AHAND: Final = "ahand"
+ASYNC_LEGEND: Final = {
+    ARB_ASYNC: "await arun_before(compiled, BEFORE_MODEL, ctx) over N async def callbacks "
+    "(AsyncContHook), driven without an event loop",
+    AHAND: "await ahand_before(bound_methods, ctx): a plain for loop awaiting each callback",
+}
+
+
+def async_cases(n: int, ctx: ModelContext) -> list[Case]:
+    """The async table's contenders at ``n`` callbacks, checked to agree first."""
+    compiled = compile_callbacks([AsyncContHook() for _ in range(n)])
+    fns = tuple(callback.before_model for callback in compiled.callbacks)  # type: ignore[attr-defined]
+    expected = Cont(ctx)
+    _check(_drive(arun_before(compiled, BEFORE_MODEL, ctx)) == expected, "arun_before disagrees")
+    _check(_drive(ahand_before(fns, ctx)) == expected, "ahand_before disagrees")
+    return [
+        Case(
+            ARB_ASYNC,
+            "await arb(cbs, point, ctx)",
+            {"arb": arun_before, "cbs": compiled, "point": BEFORE_MODEL, "ctx": ctx},
+            is_async=True,
+        ),
+        Case(
+            AHAND,
+            "await hand(fns, ctx)",
+            {"hand": ahand_before, "fns": fns, "ctx": ctx},
+            is_async=True,
+        ),
+    ]
+
+
+def report_async(results: Mapping[int, Mapping[str, float]]) -> None:
+    """Print the async table and its target."""
+    labels = list(ASYNC_LEGEND)
+    sizes = list(results)
+    slopes = {label: slope({n: results[n][label] for n in sizes}) for label in labels}
+    for label, text in ASYNC_LEGEND.items():
+        print(f"  {label:<14} {text}")
+    print()
+    rows: dict[str, Mapping[str, float]] = {f"N={n}": results[n] for n in sizes}
+    rows["ns/callback"] = slopes
+    _table("ns per dispatch over N async def callbacks at before_model", labels, rows)
+    ratio = slopes[ARB_ASYNC] / slopes[AHAND]
+    print(
+        f"6. async callbacks: per-callback cost, slope over N = {sizes}, vs {AHAND} "
+        f"(target: at most {ASYNC_PER_CALLBACK_MAX}x)"
+    )
+    print(
+        f"   {ARB_ASYNC:<14} {_ns(slopes[ARB_ASYNC]):>7} ns vs {_ns(slopes[AHAND]):>7} ns = "
+        f"{ratio:5.2f}x  {_verdict(ratio <= ASYNC_PER_CALLBACK_MAX)}"
+    )
+    per_n = "  ".join(f"N={n}: {results[n][ARB_ASYNC] / results[n][AHAND]:4.2f}x" for n in sizes)
+    print(f"   whole dispatch vs {AHAND}: {per_n}")
+    print()
 
 
 # -- wraps --------------------------------------------------------------------------
@@ -845,12 +981,15 @@ def main(argv: list[str] | None = None) -> int:
     cases.update((("fresh", FRESH_N, case.label), case) for case in fresh_cases(ctx))
     for n in WRAP_SIZES:
         cases.update((("wrap", n, case.label), case) for case in wrap_cases(n, ctx))
+    for n in ASYNC_SIZES:
+        cases.update((("async", n, case.label), case) for case in async_cases(n, ctx))
     timings = measure(cases, repeat=repeat, sample_ns=sample_ns)
     tables: dict[str, dict[int, dict[str, float]]] = {
         "before": {},
         "after_error": {},
         "fresh": {},
         "wrap": {},
+        "async": {},
     }
     for (table, n, label), timing in timings.items():
         tables[table].setdefault(n, {})[label] = timing.best
@@ -858,6 +997,7 @@ def main(argv: list[str] | None = None) -> int:
     report_after_error(tables["after_error"], list(tables["after_error"][SIZES[0]]))
     report_fresh(tables["fresh"][FRESH_N], tables["before"][FRESH_N])
     report_wrap(tables["wrap"])
+    report_async(tables["async"])
     spreads = {key: timing.median / timing.best - 1 for key, timing in timings.items()}
     worst = max(spreads, key=spreads.__getitem__)
     print(

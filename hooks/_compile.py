@@ -6,6 +6,13 @@ Validation (the rules of ``_validate``, cached per class and module by ``_verdic
 happens when the list is compiled; a point's chain is built the first time that
 point is dispatched, so compiling costs the same whatever the number of declared
 points.
+
+Which callbacks of a list define a point, with which functions and whether async, is
+decided once per point and tuple of verdicts (so per tuple of classes or modules) and
+kept as a ``_Layout``: a fresh list of known callbacks gets its chain by binding those
+functions to its own callbacks, after checking that no class or module attribute of
+that name changed since and no instance holds the name itself. Otherwise, and for
+classes that compute their attributes, the chain is found callback by callback.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from itertools import repeat
-from operator import is_
+from operator import attrgetter, is_
 from types import MethodType
 from typing import Any, Final, final
 
@@ -32,7 +39,7 @@ _MISSING: Final = object()
 class Chain:
     """The callbacks of one list that define one point's method, in list order."""
 
-    __slots__ = ("all_async", "any_async", "asyncs", "fns", "name", "owners")
+    __slots__ = ("all_async", "any_async", "asyncs", "fns", "name", "owners", "steps")
 
     def __init__(
         self, name: str, owners: tuple[object, ...], fns: tuple[Fn, ...], asyncs: tuple[bool, ...]
@@ -43,6 +50,8 @@ class Chain:
         self.asyncs: Final = asyncs
         self.any_async: Final = True in asyncs
         self.all_async: Final = False not in asyncs  # what async wrap dispatch needs
+        # (method, is_async) pairs, what the async fast loops walk; empty when none is async
+        self.steps: Final = tuple(zip(fns, asyncs, strict=True)) if self.any_async else ()
 
 
 @final
@@ -73,16 +82,27 @@ class CompiledCallbacks:
     def chain(self, name: str, kind: str) -> Chain:
         """The chain for the point called ``name``, built (and validated) on first use."""
         chain = self._chains.get(name)
+        if chain is not None:
+            return chain
+        generation = declarations()
+        if self._generation != generation:
+            # Points declared since compiling: their names may be misspelled here, or
+            # be hooks to check. Validate again (cached per class, so cheap).
+            self._verdicts = tuple(map(validate, self.callbacks, repeat(generation)))
+            self._generation = generation
+        verdicts = self._verdicts
+        key = (verdicts, name)
+        try:
+            layout = _layouts[key]
+        except KeyError:
+            layout = _layout(verdicts, name)
+            _remember(key, layout)
+        chain = None if layout is None else layout.chain(self.callbacks, name)
         if chain is None:
-            generation = declarations()
-            if self._generation != generation:
-                # Points declared since compiling: their names may be misspelled here, or
-                # be hooks to check. Validate again (cached per class, so cheap).
-                self._verdicts = tuple(map(validate, self.callbacks, repeat(generation)))
-                self._generation = generation
-            chain = self._chains[name] = self._build(name, kind)
-            if not chain.any_async:
-                self._sync[name] = chain.fns
+            chain = self._build(name, kind)
+        self._chains[name] = chain
+        if not chain.any_async:
+            self._sync[name] = chain.fns
         return chain
 
     def sync_chain(self, name: str, kind: str) -> Chain:
@@ -129,6 +149,7 @@ class CompiledCallbacks:
         return f"compile_callbacks({list(self.callbacks)!r})"
 
     def _build(self, name: str, kind: str) -> Chain:
+        """The chain found callback by callback, where no layout applies."""
         owners: list[object] = []
         fns: list[Fn] = []
         asyncs: list[bool] = []
@@ -150,6 +171,103 @@ class CompiledCallbacks:
             fns.append(fn)
             asyncs.append(is_async)
         return Chain(name, tuple(owners), tuple(fns), tuple(asyncs))
+
+
+@final
+class _Layout:
+    """One point's chain for any list whose callbacks have these verdicts, decided once.
+
+    Which positions define the point, with which validated functions: a new list of
+    the same classes (or modules) builds its chain by binding those functions to its
+    callbacks, without looking each one up. ``chain`` first checks what a verdict cannot
+    see: a class or module whose attribute of that name is no longer the one validated
+    (replaced, added or removed since), and an instance holding the name itself.
+    """
+
+    __slots__ = ("asyncs", "bind", "checks", "every", "fns", "instances", "positions")
+
+    def __init__(
+        self,
+        positions: tuple[int, ...],
+        fns: tuple[Fn, ...],
+        asyncs: tuple[bool, ...],
+        *,
+        name: str,
+        bound: bool,
+        checks: tuple[tuple[object, object], ...],
+        instances: tuple[int, ...],
+        size: int,
+    ) -> None:
+        self.positions: Final = positions  # the callbacks defining the point
+        self.fns: Final = fns  # their validated functions (a module's: its hook itself)
+        self.asyncs: Final = asyncs
+        # The owners are instances: their bound methods, read as dispatch would (the
+        # checks make that the validated function, bound); a module's hook is itself.
+        self.bind: Final = attrgetter(name) if bound else None
+        self.every: Final = len(positions) == size  # every callback defines the point
+        # (class or module, its attribute of the point's name when validated, or None)
+        self.checks: Final = checks
+        self.instances: Final = instances  # the callbacks with a __dict__ of their own
+
+    def chain(self, callbacks: tuple[object, ...], name: str) -> Chain | None:
+        """The chain of ``callbacks`` at ``name``; ``None`` when it must be found one by one."""
+        for owner, fn in self.checks:
+            if getattr(owner, name, None) is not fn:
+                return None
+        for index in self.instances:
+            if name in callbacks[index].__dict__:
+                return None
+        owners = callbacks if self.every else tuple(map(callbacks.__getitem__, self.positions))
+        fns = self.fns if self.bind is None else tuple(map(self.bind, owners))
+        return Chain(name, owners, fns, self.asyncs)
+
+
+def _layout(verdicts: tuple[Verdict | None, ...], name: str) -> _Layout | None:
+    """The layout of ``name`` for lists with these verdicts; ``None`` if it cannot be kept."""
+    positions: list[int] = []
+    fns: list[Fn] = []
+    asyncs: list[bool] = []
+    checks: dict[int, tuple[object, object]] = {}
+    instances: list[int] = []
+    kinds: set[bool] = set()
+    for index, verdict in enumerate(verdicts):
+        if verdict is None or name in verdict.dynamic:
+            return None  # computed attributes, or a hook that is no plain function
+        known = verdict.hooks.get(name)
+        checks[id(verdict.owner)] = (verdict.owner, None if known is None else known[0])
+        if verdict.has_dict:
+            instances.append(index)
+        if known is not None:
+            positions.append(index)
+            fns.append(known[0])  # type: ignore[arg-type]  # validated as a hook
+            asyncs.append(known[1])
+            kinds.add(verdict.bound)
+    if len(kinds) > 1:
+        return None  # instances and modules: bound and plain functions together
+    return _Layout(
+        tuple(positions),
+        tuple(fns),
+        tuple(asyncs),
+        name=name,
+        bound=True in kinds,
+        checks=tuple(checks.values()),
+        instances=tuple(instances),
+        size=len(verdicts),
+    )
+
+
+# (verdicts, point name) -> its layout, or None when it cannot be kept. Verdicts are
+# per class or module and generation, so a key never goes stale; it is dropped in turn.
+_layouts: dict[tuple[tuple[Verdict | None, ...], str], _Layout | None] = {}
+_LAYOUTS_SIZE: Final = 1024
+_layouts_lock: Final = threading.Lock()
+
+
+def _remember(key: tuple[tuple[Verdict | None, ...], str], layout: _Layout | None) -> None:
+    with _layouts_lock:
+        if len(_layouts) >= _LAYOUTS_SIZE:
+            del _layouts[next(iter(_layouts))]
+        _layouts[key] = layout
 
 
 def compile_callbacks(callbacks: Sequence[object] | CompiledCallbacks, /) -> CompiledCallbacks:

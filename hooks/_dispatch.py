@@ -196,7 +196,9 @@ def _fast_methods(
     """
     if trace is not None:
         trace.callback = None  # even when the chain cannot be built
-    chain = compiled.sync_chain(point.name, point.kind)
+    chain = compiled.chain(point.name, point.kind)
+    if chain.any_async:
+        compiled.sync_chain(point.name, point.kind)  # refuses it
     if trace is not None or policy.continue_on_halt or policy.continue_on_error:
         return None
     return chain.fns

@@ -23,13 +23,32 @@ class DispatchPolicy:
     ``continue_on_error`` a wrap that raised is stepped over -- its place gives the
     outcome its ``call_next`` last gave back, or runs the rest of the chain if it never
     called it -- and the first exception is raised when the outermost wrap is done.
+
+    ``DispatchPolicy()`` -- both flags ``False`` -- is always the one object
+    ``DEFAULT_POLICY``, however it is made (built, copied, unpickled or
+    ``dataclasses.replace``),
+    so that dispatch tells the default apart by identity, at no cost per call.
     """
 
     continue_on_halt: bool = False
     continue_on_error: bool = False
 
+    def __new__(
+        cls, continue_on_halt: bool = False, continue_on_error: bool = False
+    ) -> DispatchPolicy:
+        """``DEFAULT_POLICY`` when both flags are ``False`` (the bool itself), else a new one."""
+        if cls is DispatchPolicy and continue_on_halt is False and continue_on_error is False:
+            return DEFAULT_POLICY  # __init__ then sets its fields again, to the same False
+        return object.__new__(cls)
 
-DEFAULT_POLICY: Final = DispatchPolicy()
+    def __reduce__(self) -> tuple[type[DispatchPolicy], tuple[bool, bool]]:
+        """Copies and pickles rebuild through the constructor, so the default stays one."""
+        return (type(self), (self.continue_on_halt, self.continue_on_error))
+
+
+# Made without __new__, which hands out this very object from here on.
+DEFAULT_POLICY: Final = object.__new__(DispatchPolicy)
+DispatchPolicy.__init__(DEFAULT_POLICY)
 
 
 @final

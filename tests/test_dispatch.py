@@ -8,7 +8,10 @@ modules or as instances (``kind``). In async mode some callbacks of a chain are
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import inspect
+import pickle
 import types
 import uuid
 from collections.abc import Callable, Coroutine
@@ -24,6 +27,7 @@ from hooks import (
     AfterPoint,
     BeforePoint,
     Callbacks,
+    CompiledCallbacks,
     Cont,
     DispatchPolicy,
     ErrorPoint,
@@ -886,6 +890,46 @@ def test_dispatch_policy_defaults_and_is_frozen() -> None:
     assert policy == DispatchPolicy(continue_on_halt=False, continue_on_error=False)
     with pytest.raises(AttributeError):
         policy.continue_on_halt = True  # type: ignore[misc]
+
+
+def test_a_policy_equal_to_the_default_is_the_default_object() -> None:
+    """``DispatchPolicy()`` however it is made -- built, copied, unpickled, replaced -- is one
+    object; a policy with a flag set is a new one each time and keeps its flags through a copy."""
+    policy = DispatchPolicy()
+    halting = DispatchPolicy(continue_on_halt=True)
+    assert policy is DispatchPolicy(continue_on_halt=False, continue_on_error=False)
+    assert copy.copy(policy) is policy
+    assert copy.deepcopy(policy) is policy
+    assert pickle.loads(pickle.dumps(policy)) is policy
+    assert dataclasses.replace(halting, continue_on_halt=False) is policy
+    assert halting is not DispatchPolicy(continue_on_halt=True)
+    assert pickle.loads(pickle.dumps(halting)) == halting
+    assert copy.deepcopy(DispatchPolicy(continue_on_error=True)).continue_on_error
+    assert (policy.continue_on_halt, policy.continue_on_error) == (False, False)
+
+
+@which_point
+def test_a_policy_equal_to_the_default_dispatches_as_the_default(
+    dispatch: Dispatch, make: Make, which: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dispatch given a new ``DispatchPolicy()`` takes the default's fast path: once the
+    chain is built, it looks the chain up no more than a dispatch given no policy."""
+    compiled = compile_callbacks([make("a", **{HOOK[which]: passing})])
+    dispatch.probe(which, compiled)  # builds the chain
+    lookups: list[str] = []
+    for name in ("chain", "sync_chain"):
+        original = getattr(CompiledCallbacks, name)
+
+        def counting(self: object, *args: Any, _original: Any = original, _name: str = name) -> Any:
+            lookups.append(_name)
+            return _original(self, *args)
+
+        monkeypatch.setattr(CompiledCallbacks, name, counting)
+    for policy in (None, DispatchPolicy(), DispatchPolicy(False, False)):
+        dispatch.probe(which, compiled, policy)
+    assert lookups == []
+    dispatch.probe(which, compiled, DispatchPolicy(continue_on_error=True))
+    assert lookups  # the general path builds on the chain: the count sees it
 
 
 # -- sync refuses async callbacks; async awaits them -----------------------------------

@@ -3,7 +3,9 @@
 ``hooks._compile`` turns a list into per-point chains of bound methods. Most of it is
 exercised through dispatch in ``test_dispatch``; these tests pin what a chain holds, how a
 hook set on an instance (not found when its class was validated) is judged when its chain is
-built, and the bound of the cache that lets a reused list skip compiling.
+built, how a fresh list of known classes or modules gets its chains from what an earlier
+list of them decided (and when it must look again), and the bound of the cache that lets a
+reused list skip compiling.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import pytest
 from returns.result import Success
 
 import hooks._compile
-from hooks import Fallback, Halt, InvalidCallbacks, compile_callbacks
+from hooks import Cont, Fallback, Halt, InvalidCallbacks, compile_callbacks, run_before
 from tests.test_dispatch import (
     AFTER,
     BEFORE,
@@ -26,6 +28,7 @@ from tests.test_dispatch import (
     make_instance,
     make_module,
     passing,
+    rec,
 )
 
 which_point = pytest.mark.parametrize("which", ["before", "after", "error"])
@@ -120,6 +123,80 @@ def test_a_lone_callback_is_refused_with_the_fix() -> None:
         "callbacks must be a list or tuple of modules or objects, got Guard; "
         "wrap a single callback as [callback]"
     )
+
+
+# -- fresh lists of known callbacks ------------------------------------------------------
+
+
+class Adding:
+    """A callback class adding its ``step`` to the context; a new class per test."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def before_probe(self, ctx: int) -> Cont[int]:
+        return Cont(ctx + self.step)
+
+
+def adding_class() -> type[Adding]:
+    """A fresh subclass of ``Adding``: validated and laid out anew by each test."""
+    return type("Adding", (Adding,), {})
+
+
+def test_fresh_lists_of_known_classes_chain_each_instance_in_order() -> None:
+    """Each fresh list of instances of known classes dispatches its own instances' methods,
+    in list order, skipping the ones whose class lacks the point's method."""
+    adding = adding_class()
+    watcher = type("Watcher", (), {"on_event": lambda self, event: None})
+    for _ in range(3):
+        first, second = adding(1), adding(10)
+        compiled = compile_callbacks([first, watcher(), second])
+        assert compiled.methods(BEFORE) == (first.before_probe, second.before_probe)
+        assert compiled.chain("before_probe", "before").owners == (first, second)
+        assert run_before(compiled, BEFORE, 0) == Cont(11)
+
+
+def test_a_method_added_to_a_known_class_is_dispatched() -> None:
+    """A hook method set on a class after lists of it were dispatched at that point is
+    dispatched by the next fresh list."""
+    adding = adding_class()
+    watcher = type("Watcher", (), {"on_event": lambda self, event: None})
+    assert run_before([adding(1), watcher()], BEFORE, 0) == Cont(1)
+    watcher.before_probe = lambda self, ctx: Cont(ctx * 100)  # type: ignore[attr-defined]
+    assert run_before([adding(1), watcher()], BEFORE, 0) == Cont(100)
+
+
+def test_a_method_removed_from_a_known_class_is_no_longer_dispatched() -> None:
+    """A hook method deleted from a class after lists of it were dispatched is skipped by
+    the next fresh list, as a callback without the method is."""
+    adding = adding_class()
+    adding.before_probe = lambda self, ctx: Cont(ctx + 5)  # type: ignore[method-assign]
+    adding.on_event = lambda self, event: None  # type: ignore[attr-defined]
+    assert run_before([adding(1), adding(1)], BEFORE, 0) == Cont(10)
+    del adding.before_probe  # Adding's own is found again: it adds the step
+    assert run_before([adding(1), adding(2)], BEFORE, 0) == Cont(3)
+
+
+def test_a_module_hook_replaced_in_place_is_the_one_dispatched() -> None:
+    """A module whose hook is replaced by another function (its attributes no more) has the
+    new function dispatched by the next fresh list."""
+    guards = make_module("guards", before_probe=lambda ctx: Cont(ctx + 1))
+    assert run_before([guards, guards], BEFORE, 0) == Cont(2)
+    guards.before_probe = lambda ctx: Cont(ctx + 7)  # type: ignore[attr-defined]
+    assert run_before([guards, guards], BEFORE, 0) == Cont(14)
+
+
+def test_modules_and_instances_together_chain_in_list_order() -> None:
+    """A fresh list holding both modules and instances dispatches them all, in order."""
+    adding = adding_class()
+    log: list[str] = []
+    guards = make_module("guards", before_probe=rec(log, "module", passing))
+    for _ in range(2):
+        log.clear()
+        assert run_before([adding(1), guards, adding(2)], BEFORE, 0) == Cont(3)
+        assert log == ["module"]
+        compiled = compile_callbacks([guards, adding(1)])
+        assert compiled.chain("before_probe", "before").owners[0] is guards
 
 
 # -- the identity cache ----------------------------------------------------------------
