@@ -1,4 +1,4 @@
-"""Compiling a callbacks list: validate once, then one tuple of bound methods per point.
+"""Compiling a callbacks list: validate once, then a chain of bound methods per point.
 
 Everything a dispatch needs is decided here, never per call: which callbacks define
 the point's method, the bound methods themselves, and which of them are async.
@@ -25,7 +25,7 @@ from types import MethodType
 from typing import Any, Final, final
 
 from hooks._errors import InvalidCallbacks, describe
-from hooks._points import ON_EVENT, AnyPoint, declarations
+from hooks._points import AnyPoint, declarations
 from hooks._validate import Fn, check_method
 from hooks._validate import is_async as _is_async
 from hooks._verdicts import Verdict, validate
@@ -39,12 +39,11 @@ _MISSING: Final = object()
 class Chain:
     """The callbacks of one list that define one point's method, in list order."""
 
-    __slots__ = ("all_async", "any_async", "asyncs", "fns", "name", "owners", "steps")
+    __slots__ = ("all_async", "any_async", "asyncs", "fns", "owners", "steps")
 
     def __init__(
-        self, name: str, owners: tuple[object, ...], fns: tuple[Fn, ...], asyncs: tuple[bool, ...]
+        self, owners: tuple[object, ...], fns: tuple[Fn, ...], asyncs: tuple[bool, ...]
     ) -> None:
-        self.name: Final = name
         self.owners: Final = owners
         self.fns: Final = fns
         self.asyncs: Final = asyncs
@@ -125,11 +124,6 @@ class CompiledCallbacks:
         """Whether any callback in the list defines ``point``'s method."""
         return bool(self.methods(point))
 
-    @property
-    def observers(self) -> tuple[Fn, ...]:
-        """The ``on_event`` methods of the list, in order."""
-        return self.chain(ON_EVENT, "event").fns
-
     def __add__(self, other: CompiledCallbacks) -> CompiledCallbacks:
         """Both lists, ``self``'s callbacks first, without validating either again."""
         if type(other) is not CompiledCallbacks:
@@ -170,7 +164,7 @@ class CompiledCallbacks:
             owners.append(callback)
             fns.append(fn)
             asyncs.append(is_async)
-        return Chain(name, tuple(owners), tuple(fns), tuple(asyncs))
+        return Chain(tuple(owners), tuple(fns), tuple(asyncs))
 
 
 @final
@@ -219,7 +213,7 @@ class _Layout:
                 return None
         owners = callbacks if self.every else tuple(map(callbacks.__getitem__, self.positions))
         fns = self.fns if self.bind is None else tuple(map(self.bind, owners))
-        return Chain(name, owners, fns, self.asyncs)
+        return Chain(owners, fns, self.asyncs)
 
 
 def _layout(verdicts: tuple[Verdict | None, ...], name: str) -> _Layout | None:

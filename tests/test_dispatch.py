@@ -1436,14 +1436,14 @@ def test_methods_of_a_point_declared_after_compiling(make: Make) -> None:
 
 
 def test_observers_are_the_on_event_methods_in_order(make: Make) -> None:
-    """``observers`` holds each callback's ``on_event`` method, in list order."""
+    """The ``on_event`` chain holds each callback's ``on_event`` method, in list order."""
     events: list[str] = []
     callbacks = [
         observing(lambda event: events.append("first")),
         make("silent", before_probe=passing),
         make("second", on_event=lambda event: events.append("second")),
     ]
-    observers = compile_callbacks(callbacks).observers
+    observers = compile_callbacks(callbacks).chain("on_event", "event").fns
     assert len(observers) == 2
     for observer in observers:
         observer(object())

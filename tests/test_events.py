@@ -60,10 +60,10 @@ def test_observer_satisfies_the_on_event_protocol() -> None:
 
 
 def test_observer_is_a_valid_callback_whose_method_is_an_observer() -> None:
-    """An observer compiles as a callback, and its ``on_event`` is listed among the observers."""
+    """An observer compiles as a callback, and its ``on_event`` is in the on_event chain."""
     seen: list[HookEvent] = []
     compiled = compile_callbacks([observing(seen.append)])
-    (method,) = compiled.observers
+    (method,) = compiled.chain("on_event", "event").fns
     sample = event()
     method(sample)
     assert seen == [sample]

@@ -235,7 +235,7 @@ def test_on_event_is_passed_through(is_async: bool) -> None:
     else:
         timed.on_event(event)
     assert events == [event]
-    assert compile_callbacks([timed]).observers
+    assert compile_callbacks([timed]).chain("on_event", "event").fns
 
 
 def test_a_module_can_be_bounded() -> None:

@@ -320,7 +320,7 @@ def test_a_known_name_is_never_compared_with_the_registry_again(
 def test_observers_and_hook_classes_compile() -> None:
     """``observing(fn)`` and a class with hooks compile together."""
     compiled = compile_callbacks([observing(listening), make_instance("G", before_probe=passing)])
-    assert len(compiled.observers) == 1
+    assert len(compiled.chain("on_event", "event").fns) == 1
 
 
 # -- what a refusal carries ------------------------------------------------------------
