@@ -80,8 +80,10 @@ class Run(Protocol):
         history: Conversation,
         record: Record,
         frame: Frame | None = None,
+        *,
+        call_id: str | None = None,
     ) -> Awaitable[ModelResponse]:
-        """An agent's whole turn: how a sub-agent call runs."""
+        """An agent's whole turn: how a sub-agent call runs (the call's id in ``call_id``)."""
         ...
 
 
@@ -177,7 +179,7 @@ async def tool_call(
         plan,
         TOOL,
         ToolContext(plan.invocation, call, decision=decision),
-        execute=lambda ctx: _tool(run, plan, ctx, record, child),
+        execute=lambda ctx, _: _tool(run, plan, ctx, record, child),
         record=record,
     )
     tracer = run.settings.tracer  # traced: inside the call's execute_tool span
@@ -232,7 +234,9 @@ async def _tool(
     # callback's exception, is raised here and fails the whole run, never offered to
     # the parent's tool error hooks as a tool failure.
     message = Message("user", request) if frame is None else frame.message
-    response = await run.turn(sub, message, Conversation(Transcript()), record, frame)
+    response = await run.turn(
+        sub, message, Conversation(Transcript()), record, frame, call_id=call.id
+    )
     return Success(ToolResult(response.text))
 
 

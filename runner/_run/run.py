@@ -56,6 +56,7 @@ from runner._run.guarded import MODEL, guarded
 from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.settings import Settings
+from runner._run.streamed import Streamed
 from runner._sessions.leases import RunLease
 from runner._sessions.store import Session, SessionStore
 from runner._sessions.transcript import Conversation, Transcript, answered, settled
@@ -188,15 +189,17 @@ class Run:
         history: Conversation,
         record: Record,
         frame: Frame | None = None,
+        *,
+        call_id: str | None = None,
     ) -> Awaitable[ModelResponse]:
         """``agent_turn``; in a traced run, inside its ``invoke_agent`` span."""
         tracer = self.settings.tracer
         if tracer is None:
-            return self.agent_turn(plan, message, history, record, frame)
+            return self.agent_turn(plan, message, history, record, frame, call_id=call_id)
 
         def traced(recording: bool) -> Awaitable[ModelResponse]:
             plan.traced = recording  # only a recording span gets the turn's hook decisions
-            return self.agent_turn(plan, message, history, record, frame)
+            return self.agent_turn(plan, message, history, record, frame, call_id=call_id)
 
         return tracer.agent(plan.agent, plan.invocation, message, traced)
 
@@ -207,10 +210,14 @@ class Run:
         history: Conversation,
         record: Record,
         frame: Frame | None = None,
+        *,
+        call_id: str | None = None,
     ) -> ModelResponse:
         """``before_agent``, the model/tool loop, ``after_agent``; raises an unrecovered error.
 
-        With ``frame``, the turn goes on from where it paused (``before_agent`` ran then).
+        With ``frame``, the turn goes on from where it paused (``before_agent`` ran then);
+        ``call_id`` is the parent's tool call a sub-agent's turn answers (``None`` for the
+        root agent's), named by the turn's streamed deltas.
         """
         base = len(history.messages)
         if frame is None:
@@ -232,7 +239,7 @@ class Run:
         # Only the loop's outcome reaches after_agent: an exception a callback raised
         # propagates as it is, never offered to a hook that could swallow it.
         try:
-            outcome = await self.loop(plan, history, record, frame)
+            outcome = await self.loop(plan, history, record, frame, call_id)
         except BatchPaused as paused:
             messages = history.messages
             turn = tuple(messages[index] for index in range(base, len(messages)))
@@ -259,7 +266,12 @@ class Run:
                 assert_never(final)
 
     async def loop(
-        self, plan: Plan, history: Conversation, record: Record, frame: Frame | None
+        self,
+        plan: Plan,
+        history: Conversation,
+        record: Record,
+        frame: Frame | None,
+        call_id: str | None = None,
     ) -> Outcome[ModelResponse]:
         """Model turns until one answers without tool calls, or a model call fails.
 
@@ -281,6 +293,7 @@ class Run:
                 ModelContext(plan.invocation, request),
                 execute=partial(self._model, plan),
                 record=record,
+                call_id=call_id,
             )
             match outcome:
                 case Success(response):
@@ -296,11 +309,13 @@ class Run:
             calls = response.tool_calls
             await batch(self, plan, calls, history, record, step=self.steps, frame=None)
 
-    async def _model(self, plan: Plan, ctx: ModelContext) -> Outcome[ModelResponse]:
+    async def _model(
+        self, plan: Plan, ctx: ModelContext, streamed: Streamed | None
+    ) -> Outcome[ModelResponse]:
         """One model attempt through the engine; the tokens of its answer counted (a
         durable run's replayed answer too)."""
         settings = self.settings
-        attempt = partial(model_attempt, settings, plan, ctx)
+        attempt = partial(model_attempt, settings, plan, ctx, streamed)
         outcome = await settings.engine.model(plan.branch, attempt)
         if type(outcome) is Success:
             usage = outcome.unwrap().usage
