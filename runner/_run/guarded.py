@@ -12,8 +12,8 @@ first through ``before_X`` again when the retry changed what will run) -> ``afte
   delay) and fallback too, so a run explains itself without an observer.
 - The retry budget (``RetryPolicy.max_attempts``) is counted here; a spent budget
   passes the last error on with a note, never loops.
-- A ``Pause`` from ``before_tool`` raises ``CallPaused`` for the tool call to turn
-  into a pending request; a human's ``Reject`` that the guards let through stands in
+- A ``Pause`` from ``before_tool`` raises ``Paused`` with the call, for the tool call
+  to turn into a pending request; a human's ``Reject`` that the guards let through stands in
   for the call as a halt does.
 """
 
@@ -61,7 +61,7 @@ from runner._events import (
     RetryEvent,
     ToolAttemptEvent,
 )
-from runner._pause.pending import CallPaused
+from runner._pause.pending import Paused
 from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.settings import Settings
@@ -137,7 +137,7 @@ async def guarded(
         case Halt(value):
             return Success(value), ctx
         case Pause(reason):
-            raise CallPaused(reason, ctx)  # type: ignore[arg-type]  # only before_tool pauses
+            raise Paused(reason, call=ctx.call)  # type: ignore[attr-defined]  # only before_tool
         case Cont(passed):
             ctx = replace(passed, attempt=1, max_attempts=settings.retry.max_attempts)
         case _:
@@ -298,7 +298,7 @@ async def _retry(
         case Halt() as halt:
             return halt, following
         case Pause(reason):
-            raise CallPaused(reason, following)  # type: ignore[arg-type]  # only before_tool
+            raise Paused(reason, call=following.call)  # type: ignore[attr-defined]  # before_tool
         case Cont(passed):
             return None, replace(passed, attempt=attempt + 1, max_attempts=budget)
         case _:

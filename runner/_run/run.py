@@ -48,7 +48,7 @@ from runner._events import (
     StopEvent,
     UserMessageEvent,
 )
-from runner._pause.pending import BatchPaused, Frame, TurnPaused
+from runner._pause.pending import Frame, HeldBatch, Paused
 from runner._pause.runstate import RunState
 from runner._run.attempts import model_attempt
 from runner._run.calls import batch
@@ -169,7 +169,7 @@ class Run:
             self.record.add(StopEvent(root.name, root.name, now, reason=stop.reason))
             self._save(answered(history.messages), session.version)
             return self._result(root, "", "stopped", stop.reason, None)
-        except TurnPaused as paused:
+        except Paused as paused:
             # The session stays at the version the state builds on (the turn so far
             # travels in the state), and the store keeps the state until it is resumed.
             result = self._result(
@@ -238,14 +238,11 @@ class Run:
             history.messages = history.messages.extend(frame.messages)
         # Only the loop's outcome reaches after_agent: an exception a callback raised
         # propagates as it is, never offered to a hook that could swallow it.
-        try:
-            outcome = await self.loop(plan, history, record, frame, call_id)
-        except BatchPaused as paused:
+        outcome = await self.loop(plan, history, record, frame, call_id)
+        if isinstance(outcome, HeldBatch):  # the turn pauses: after_agent waits for the end
             messages = history.messages
             turn = tuple(messages[index] for index in range(base, len(messages)))
-            raise TurnPaused(
-                paused.frame(plan.agent.name, plan.branch, ctx.message, turn)
-            ) from None
+            raise Paused(frame=outcome.frame(plan.agent.name, plan.branch, ctx.message, turn))
         final = await plan.after(AFTER_AGENT, outcome, ctx)
         match final:
             case Success(response):
@@ -272,14 +269,19 @@ class Run:
         record: Record,
         frame: Frame | None,
         call_id: str | None = None,
-    ) -> Outcome[ModelResponse]:
-        """Model turns until one answers without tool calls, or a model call fails.
+    ) -> Outcome[ModelResponse] | HeldBatch:
+        """Model turns until one answers without tool calls, or a model call fails, or
+        some calls of a batch paused (the ``HeldBatch`` then says what each came to).
 
         A resumed turn first finishes the batch of tool calls it paused in.
         """
         agent = plan.agent
         if frame is not None:
-            await batch(self, plan, frame.calls, history, record, step=frame.step, frame=frame)
+            held = await batch(
+                self, plan, frame.calls, history, record, step=frame.step, frame=frame
+            )
+            if held is not None:
+                return held
         while True:
             self.steps += 1
             if self.steps > self.settings.max_steps:
@@ -307,7 +309,9 @@ class Run:
             if not response.tool_calls:
                 return outcome
             calls = response.tool_calls
-            await batch(self, plan, calls, history, record, step=self.steps, frame=None)
+            held = await batch(self, plan, calls, history, record, step=self.steps, frame=None)
+            if held is not None:
+                return held
 
     async def _model(
         self, plan: Plan, ctx: ModelContext, streamed: Streamed | None
