@@ -15,10 +15,11 @@ from typing import Any, Literal, TypeAlias
 
 import pytest
 
-from hooks import Failure, ModelContext, Outcome, Result, Retry, Success
+from hooks import BeforeResult, Cont, Failure, ModelContext, Outcome, Result, Retry, Success
 from runner import (
     Agent,
     AttemptDiscardedEvent,
+    DeltaContext,
     ModelChunk,
     ModelRequest,
     ModelResponse,
@@ -267,3 +268,31 @@ def test_a_sub_agents_tool_call_pieces_name_the_call_it_answers() -> None:
     ]
     assert starts == [("root", "c1", None), ("helper", "h1", "c1")]
     assert by_call(events) == {"c1": "3", None: "It is 3."}
+
+
+class Seen:
+    """A stream hook noting each delta's call and text, passing it on unchanged."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str | None, str]] = []
+
+    def on_delta(self, ctx: DeltaContext, /) -> BeforeResult[DeltaContext, ModelResponse]:
+        """Note the delta; pass it."""
+        if isinstance(ctx.delta, TextDelta):
+            self.seen.append((ctx.delta.call_id, ctx.delta.text))
+        return Cont(ctx)
+
+
+def test_a_stream_hook_sees_which_call_each_delta_belongs_to(form: Form) -> None:
+    """Deltas through an ``on_delta`` hook carry their call too, and nothing is discarded."""
+    hook = Seen()
+    helper = Agent("helper", echo(form), callbacks=[hook])
+    root = Agent("root", ScriptedModel([twice(), "Both are done."]), sub_agents=[helper])
+    with Runner(root) as runner:
+        events = drain(runner, "go")
+    assert discarded(events) == []
+    joined: dict[str | None, str] = {}
+    for call_id, text in hook.seen:
+        joined[call_id] = joined.get(call_id, "") + text
+    assert joined == {"c1": "first is done.", "c2": "second is done."}
+    assert by_call(events) == {**joined, None: "Both are done."}
