@@ -138,11 +138,13 @@ class AttemptDiscardedEvent(_Record):
 
     ``reason``: the attempt failed (and was retried, fell back, or failed the run), or an
     ``after_model`` hook replaced its response. Only streamed runs record it, and only
-    after deltas of that attempt went out.
+    after deltas of that attempt went out. ``agent``, ``branch`` and ``call_id`` are
+    those of the attempt's deltas: the text to drop is the one streamed with all three.
     """
 
     attempt: int
     reason: Literal["failed", "replaced"]
+    call_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,12 +166,17 @@ class TextDelta:
     """A piece of the model's text as it is generated.
 
     A streaming model yields ``TextDelta("Hel")``; a streamed run passes it on with the
-    ``agent`` and ``branch`` it came from filled in.
+    ``agent``, ``branch`` and ``call_id`` it came from filled in. ``call_id`` is the id
+    of the parent agent's tool call whose sub-agent turn streams this text (the
+    ``call.id`` of that call's ``ToolCallEvent``), ``None`` for the root agent's own
+    text: two concurrent calls of one sub-agent share ``agent`` and ``branch``, and
+    ``call_id`` tells their pieces apart.
     """
 
     text: str
     agent: str = ""
     branch: str = ""
+    call_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +184,10 @@ class ToolCallDelta:
     """A piece of a tool call as it is generated: the ``index``-th call of the response.
 
     The first delta of a call carries its ``id`` and ``name``; ``arguments`` are pieces
-    of its JSON text, to be joined in order.
+    of its JSON text, to be joined in order. A streamed run fills in ``agent``,
+    ``branch`` and ``call_id`` as on a ``TextDelta``: ``call_id`` is the parent's call
+    that the streaming sub-agent answers (``None`` for the root agent), never ``id``,
+    the call being generated.
     """
 
     index: int
@@ -186,6 +196,7 @@ class ToolCallDelta:
     arguments: str = ""
     agent: str = ""
     branch: str = ""
+    call_id: str | None = None
 
 
 ModelChunk: TypeAlias = TextDelta | ToolCallDelta | ModelResponse

@@ -44,7 +44,7 @@ from runner import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from runner._pause.pending import BatchPaused, Frame, PendingRequest, TurnPaused, request_id
+from runner._pause.pending import Frame, HeldBatch, Paused, PendingRequest, request_id
 from tests import runner_helpers
 from tests.runner_helpers import Mode, calling, drive, events_of, tool_messages
 
@@ -556,20 +556,22 @@ def test_pending_reads_requests_in_call_order_through_nested_children() -> None:
 
 
 def test_a_batch_whose_calls_and_outcomes_differ_in_length_is_a_bug_caught() -> None:
-    """``BatchPaused.frame`` pairs each call with what it came to; a missing outcome is a
+    """``HeldBatch.frame`` pairs each call with what it came to; a missing outcome is a
     ``ValueError``, never a call silently left out of the paused turn."""
     calls = (delete("c1", "a"), delete("c2", "b"))
-    paused = BatchPaused(2, calls, [ToolResult("deleted a")])
+    paused = HeldBatch(2, calls, [ToolResult("deleted a")])
     with pytest.raises(ValueError, match="zip"):
         paused.frame("files", "files", Message("user", "tidy"), _turn("files", *calls))
 
 
-def test_the_turn_loop_signals_say_where_they_come_from() -> None:
-    """Never meant to escape, the signals still read as their step and branch if one does."""
+def test_the_pause_signal_says_where_it_comes_from() -> None:
+    """Never meant to escape, the signal still reads as its reason or branch if it does."""
     frame = Frame("b", "a/b", Message("user", "go"), (), 4)
-    assert str(BatchPaused(4, (), ())) == "4"
-    assert str(TurnPaused(frame)) == "a/b"
-    assert TurnPaused(frame).frame is frame
+    call = delete("c1", "a")
+    assert str(Paused("needs a human", call=call)) == "needs a human"
+    assert Paused("needs a human", call=call).call is call
+    assert str(Paused(frame=frame)) == "a/b"
+    assert Paused(frame=frame).frame is frame
 
 
 def test_concurrent_paused_calls_get_the_ids_of_their_step() -> None:

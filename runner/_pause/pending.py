@@ -6,6 +6,10 @@ needs to go on is plain data: per agent turn on the way to a pause (the root's, 
 sub-agent's inside one of its tool calls) a ``Frame`` holding that turn's messages so
 far, the results of its calls that ran, the requests of its calls that paused and the
 frames of its sub-agent calls that paused inside.
+
+On its way up the loop a pause is one signal, ``Paused``: the guarded operation raises
+it for a call a hook paused, an agent turn for the turn that paused; between the two,
+the batch's calls come back to their turn as a value (``HeldBatch``).
 """
 
 from __future__ import annotations
@@ -14,19 +18,18 @@ import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, final
 
-from hooks import Message, ToolCall, ToolContext, ToolResult
+from hooks import Message, ToolCall, ToolResult
 
 __all__ = [
     "ALLOWED",
-    "BatchPaused",
-    "CallPaused",
     "DecisionKind",
     "Frame",
     "Held",
+    "HeldBatch",
+    "Paused",
     "PendingRequest",
-    "TurnPaused",
     "request_id",
 ]
 
@@ -107,28 +110,24 @@ class Held:
     child: Frame | None
 
 
-class CallPaused(Exception):  # a signal, caught by the tool call, never seen
-    """A ``before_tool`` hook paused the call: ``ctx`` is the call as the guards saw it."""
+@dataclass(frozen=True, slots=True)
+class HeldBatch:
+    """A batch of tool calls some of which are ``Held``: its step, its calls, what each came to.
 
-    def __init__(self, reason: str, ctx: ToolContext) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.ctx = ctx
+    What the turn loop hands its agent turn when the batch paused; the turn makes it a
+    ``Frame`` with the messages it has so far.
+    """
 
-
-class BatchPaused(Exception):  # a signal inside the turn loop, never seen
-    """Some calls of a batch are ``Held``: the batch's step, calls and what each came to."""
-
-    def __init__(
-        self, step: int, calls: Sequence[ToolCall], done: Sequence[ToolResult | Held]
-    ) -> None:
-        super().__init__(step)
-        self.step = step
-        self.calls = calls
-        self.done = done
+    step: int
+    calls: Sequence[ToolCall]
+    done: Sequence[ToolResult | Held]
 
     def frame(self, agent: str, branch: str, message: Message, turn: tuple[Message, ...]) -> Frame:
-        """The paused turn: ``turn`` its messages so far, ``message`` the one it answers."""
+        """The paused turn: ``turn`` its messages so far, ``message`` the one it answers.
+
+        Each call is paired with what it came to; a call without one is a ``ValueError``,
+        never a call silently left out of the paused turn.
+        """
         results: dict[str, ToolResult] = {}
         requests: dict[str, PendingRequest] = {}
         children: dict[str, Frame] = {}
@@ -151,9 +150,22 @@ class BatchPaused(Exception):  # a signal inside the turn loop, never seen
         )
 
 
-class TurnPaused(Exception):  # a signal up the turns to the run, never seen
-    """An agent turn paused: ``frame`` is where it stands."""
+@final
+class Paused(Exception):  # a signal up the loop, never seen: caught where its level ends
+    """A pause on its way up the loop, the one signal of one: a call paused, or a turn.
 
-    def __init__(self, frame: Frame) -> None:
-        super().__init__(frame.branch)
-        self.frame = frame
+    ``Paused(reason, call=call)``: a ``before_tool`` hook paused ``call`` (as the guards
+    last saw it) for ``reason``; the tool call makes it a ``PendingRequest``.
+    ``Paused(frame=frame)``: an agent turn paused, standing as ``frame``; the parent's
+    tool call that ran it holds it as a child, and the run keeps the root's as its
+    state. Whatever it crosses on the way (a wrap, a span) sees this one type: a pause,
+    never an error. Its text is the reason, or the paused turn's branch.
+    """
+
+    def __init__(
+        self, reason: str = "", *, call: ToolCall | None = None, frame: Frame | None = None
+    ) -> None:
+        super().__init__(reason if frame is None else frame.branch)
+        self.reason: Final = reason
+        self.call: Final = call
+        self.frame: Final = frame

@@ -31,7 +31,7 @@ from hooks import (
 )
 from runner._run.plan import Plan
 from runner._run.settings import Settings
-from runner._run.streamed import stream_model
+from runner._run.streamed import Streamed, stream_model
 from runner._tools.tools import AsyncTool, Tool
 
 __all__ = ["model_attempt", "to_tool_result", "tool_attempt"]
@@ -40,13 +40,16 @@ A = TypeVar("A")
 
 
 async def model_attempt(
-    settings: Settings, plan: Plan, ctx: ModelContext
+    settings: Settings, plan: Plan, ctx: ModelContext, streamed: Streamed | None
 ) -> Outcome[ModelResponse]:
-    """One model attempt on ``ctx.request``; an answer that is no ``ModelResponse`` fails."""
+    """One model attempt on ``ctx.request``; an answer that is no ``ModelResponse`` fails.
+
+    In a streamed run the attempt streams, what it sends out kept on ``streamed``.
+    """
     agent = plan.agent
     model: Any = agent.model
-    if settings.channel is not None:
-        outcome = await stream_model(settings, plan, settings.channel, ctx)
+    if settings.channel is not None and streamed is not None:
+        outcome = await stream_model(settings, plan, settings.channel, ctx, streamed)
     elif agent.model_is_async:
         outcome = await _awaited(model.generate(ctx.request))
     elif settings.is_async and agent.model_has_agenerate:

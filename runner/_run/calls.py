@@ -2,10 +2,11 @@
 
 Each call is a guarded operation (``_guarded``) under the tool points: a tool, or a
 sub-agent's whole turn (``Run.turn``), which is how sub-agents nest. A call that a
-``before_tool`` hook paused, or inside which a sub-agent paused, is ``Held``; when some
-calls of a batch are held, the others still run and ``BatchPaused`` carries them all
-up to the agent turn. In a resumed turn, a call that ran before the pause keeps its
-result, and a paused one passes its guards again with the human's decision.
+``before_tool`` hook paused, or inside which a sub-agent paused (either way a
+``Paused`` signal reaches the call), is ``Held``; when some calls of a batch are held,
+the others still run and the batch returns them all (``HeldBatch``) to the agent
+turn. In a resumed turn, a call that ran before the pause keeps its result, and a
+paused one passes its guards again with the human's decision.
 """
 
 from __future__ import annotations
@@ -31,15 +32,7 @@ from hooks import (
 from runner._agent import Agent
 from runner._errors import ToolArgumentsError, UnknownToolError
 from runner._events import PauseEvent, ToolCallEvent, ToolResultEvent
-from runner._pause.pending import (
-    BatchPaused,
-    CallPaused,
-    Frame,
-    Held,
-    PendingRequest,
-    TurnPaused,
-    request_id,
-)
+from runner._pause.pending import Frame, Held, HeldBatch, Paused, PendingRequest, request_id
 from runner._run.attempts import tool_attempt
 from runner._run.guarded import TOOL, guarded
 from runner._run.plan import Plan
@@ -80,8 +73,10 @@ class Run(Protocol):
         history: Conversation,
         record: Record,
         frame: Frame | None = None,
+        *,
+        call_id: str | None = None,
     ) -> Awaitable[ModelResponse]:
-        """An agent's whole turn: how a sub-agent call runs."""
+        """An agent's whole turn: how a sub-agent call runs (the call's id in ``call_id``)."""
         ...
 
 
@@ -94,19 +89,21 @@ async def batch(
     *,
     step: int,
     frame: Frame | None,
-) -> None:
+) -> HeldBatch | None:
     """The tool calls of one model response, their results added to the history.
 
-    When some paused, the others still ran: ``BatchPaused`` carries both.
+    When some paused, the others still ran: the ``HeldBatch`` returned holds what each
+    call came to, and the history is left as it was.
     """
     done = await tool_calls(run, plan, calls, record, step=step, frame=frame)
     results = [result for result in done if isinstance(result, ToolResult)]
     if len(results) != len(done):
-        raise BatchPaused(step, calls, done)
+        return HeldBatch(step, calls, done)
     history.messages = history.messages.extend(
         Message("tool", result.content, tool_call_id=call.id, name=call.name)
         for call, result in zip(calls, results, strict=True)
     )
+    return None
 
 
 async def tool_calls(
@@ -177,7 +174,7 @@ async def tool_call(
         plan,
         TOOL,
         ToolContext(plan.invocation, call, decision=decision),
-        execute=lambda ctx: _tool(run, plan, ctx, record, child),
+        execute=lambda ctx, _: _tool(run, plan, ctx, record, child),
         record=record,
     )
     tracer = run.settings.tracer  # traced: inside the call's execute_tool span
@@ -185,18 +182,18 @@ async def tool_call(
         outcome, ctx = await (
             operation if tracer is None else tracer.tool(plan.agent, call, operation)
         )
-    except CallPaused as paused:
+    except Paused as paused:
+        if paused.call is None:  # a sub-agent this call ran paused: its turn's frame
+            return Held(None, paused.frame)
         request = PendingRequest(
             request_id(run.id, plan.branch, step, call.id),
-            paused.ctx.call,
+            paused.call,
             paused.reason,
             plan.agent.name,
             plan.branch,
         )
         record.add(PauseEvent(*plan.here(), request=request))
         return Held(request, None)
-    except TurnPaused as inside:  # a sub-agent this call ran paused
-        return Held(None, inside.frame)
     match outcome:
         case Success(result):
             pass
@@ -232,7 +229,9 @@ async def _tool(
     # callback's exception, is raised here and fails the whole run, never offered to
     # the parent's tool error hooks as a tool failure.
     message = Message("user", request) if frame is None else frame.message
-    response = await run.turn(sub, message, Conversation(Transcript()), record, frame)
+    response = await run.turn(
+        sub, message, Conversation(Transcript()), record, frame, call_id=call.id
+    )
     return Success(ToolResult(response.text))
 
 

@@ -12,8 +12,8 @@ first through ``before_X`` again when the retry changed what will run) -> ``afte
   delay) and fallback too, so a run explains itself without an observer.
 - The retry budget (``RetryPolicy.max_attempts``) is counted here; a spent budget
   passes the last error on with a note, never loops.
-- A ``Pause`` from ``before_tool`` raises ``CallPaused`` for the tool call to turn
-  into a pending request; a human's ``Reject`` that the guards let through stands in
+- A ``Pause`` from ``before_tool`` raises ``Paused`` with the call, for the tool call
+  to turn into a pending request; a human's ``Reject`` that the guards let through stands in
   for the call as a halt does.
 """
 
@@ -61,10 +61,11 @@ from runner._events import (
     RetryEvent,
     ToolAttemptEvent,
 )
-from runner._pause.pending import CallPaused
+from runner._pause.pending import Paused
 from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.settings import Settings
+from runner._run.streamed import Streamed
 
 __all__ = ["MODEL", "TOOL", "Guard", "guarded"]
 
@@ -119,20 +120,24 @@ async def guarded(
     op: Guard[C, T],
     ctx: C,
     *,
-    execute: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
+    execute: Callable[[C, Streamed | None], Coroutine[Any, Any, Outcome[T]]],
     record: Record,
+    call_id: str | None = None,
 ) -> tuple[Outcome[T], C]:
     """Run one operation under its hooks; its final outcome and the context that ran last.
 
     Exceptions raised by callbacks (and by a sub-agent's unrecovered run) propagate
     as they are; only what ``execute`` returns as a ``Failure`` reaches the error hooks.
+    In a streamed run each model attempt streams into a ``Streamed`` of its own, made
+    here and handed to ``execute`` (``None`` otherwise); its deltas name ``call_id``,
+    the parent's call the agent's turn answers.
     """
     decision = await plan.before(op.before, ctx)
     match decision:
         case Halt(value):
             return Success(value), ctx
         case Pause(reason):
-            raise CallPaused(reason, ctx)  # type: ignore[arg-type]  # only before_tool pauses
+            raise Paused(reason, call=ctx.call)  # type: ignore[attr-defined]  # only before_tool
         case Cont(passed):
             ctx = replace(passed, attempt=1, max_attempts=settings.retry.max_attempts)
         case _:
@@ -141,19 +146,30 @@ async def guarded(
     if refused is not None:
         return Success(refused), ctx
 
+    streams = settings.channel is not None and op.name == "model"
+    # The streamed attempts of this operation whose text still stands (one at most):
+    # this operation's own, never another call's of the same agent.
+    standing: list[Streamed] = []
+
     async def attempt(ctx: C) -> Outcome[T]:
         # Recorded inside the wraps: a wrap calling call_next twice shows two attempts
         # (the first one's streamed text discarded), a cache's answer none; and so
         # traced: a model attempt is a span of its own.
-        _discard(plan, record, ctx.attempt, "replaced")
+        _discard(plan, record, standing, "replaced")
         record.add(op.attempted(plan, ctx))
+        streamed = None
+        if streams:
+            streamed = Streamed(plan.agent.name, plan.branch, call_id, ctx.attempt)
+            standing.append(streamed)
         tracer = settings.tracer
         if tracer is None or op.name == "tool":  # a tool's attempts share the call's span
-            return await execute(ctx)
-        streamed = settings.channel is not None
-        return await tracer.attempt(plan.agent, ctx, execute(ctx), streamed=streamed)
+            return await execute(ctx, streamed)
+        running = execute(ctx, streamed)
+        return await tracer.attempt(plan.agent, ctx, running, streamed=streams)
 
-    ended, ctx = await _attempts(settings, plan, op, ctx, attempt=attempt, record=record)
+    ended, ctx = await _attempts(
+        settings, plan, op, ctx, attempt=attempt, record=record, standing=standing
+    )
     if isinstance(ended, Halt):  # a changed retry met a guard that halted it
         return Success(ended.value), ctx
     outcome = ended
@@ -161,10 +177,8 @@ async def guarded(
     if type(after) is Failure and after is not outcome:
         error = after.failure()
         record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
-    if plan.shown and _text(after) != "".join(plan.streamed):
-        _discard(plan, record, ctx.attempt, "replaced")  # the answer is not the text streamed
-    plan.shown = 0
-    plan.streamed.clear()
+    if standing and _text(after) != "".join(standing[-1].text):
+        _discard(plan, record, standing, "replaced")  # the answer is not the text streamed
     return after, ctx
 
 
@@ -176,13 +190,25 @@ def _text(outcome: Outcome[T]) -> str | None:
 
 
 def _discard(
-    plan: Plan, record: Record, attempt: int, reason: Literal["failed", "replaced"]
+    plan: Plan, record: Record, standing: list[Streamed], reason: Literal["failed", "replaced"]
 ) -> None:
-    """Tell a stream that the text it showed for ``attempt`` is not the answer."""
-    if plan.shown:
-        plan.shown = 0
-        plan.streamed.clear()
-        record.add(AttemptDiscardedEvent(*plan.here(), attempt=attempt, reason=reason))
+    """Tell a stream that the text it showed for the ``standing`` attempts is not the answer.
+
+    Only an attempt whose deltas went out is told; each is told once.
+    """
+    for streamed in standing:
+        if streamed.shown:
+            record.add(
+                AttemptDiscardedEvent(
+                    streamed.agent,
+                    streamed.branch,
+                    plan.clock(),
+                    attempt=streamed.attempt,
+                    reason=reason,
+                    call_id=streamed.call_id,
+                )
+            )
+    standing.clear()
 
 
 async def _attempts(
@@ -193,8 +219,12 @@ async def _attempts(
     *,
     attempt: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
     record: Record,
+    standing: list[Streamed],
 ) -> tuple[Outcome[T] | Halt[T], C]:
-    """Attempts until one succeeds or the error hooks stop retrying; the last context."""
+    """Attempts until one succeeds or the error hooks stop retrying; the last context.
+
+    A failed attempt's streamed text is discarded before the error hooks decide.
+    """
     wrapped = op.wrap.name in plan.wrapped  # without wraps, no wrap dispatch at all
     while True:
         outcome = await (plan.wrap(op.wrap, ctx, attempt) if wrapped else attempt(ctx))
@@ -202,7 +232,7 @@ async def _attempts(
             return outcome, ctx
         error = outcome.failure()
         record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
-        _discard(plan, record, ctx.attempt, "failed")
+        _discard(plan, record, standing, "failed")
         recovery = await plan.on_error(op.on_error, Failure(error), ctx)
         match recovery:
             case Retry() as retry:
@@ -268,7 +298,7 @@ async def _retry(
         case Halt() as halt:
             return halt, following
         case Pause(reason):
-            raise CallPaused(reason, following)  # type: ignore[arg-type]  # only before_tool
+            raise Paused(reason, call=following.call)  # type: ignore[attr-defined]  # before_tool
         case Cont(passed):
             return None, replace(passed, attempt=attempt + 1, max_attempts=budget)
         case _:

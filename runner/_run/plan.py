@@ -114,8 +114,6 @@ class Plan:
         "is_async",
         "observers",
         "policy",
-        "shown",
-        "streamed",
         "system",
         "traced",
         "tracer",
@@ -136,8 +134,6 @@ class Plan:
         # Whether the agent's span records (the tracer says so when the turn starts):
         # only then is each dispatch traced, to make decisions events on spans.
         self.traced = False
-        self.shown = 0  # deltas streamed for the model attempt under way
-        self.streamed: list[str] = []  # the text the model streamed in that attempt
         self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
         # The points with an async method: the only ones an async run dispatches with
         # arun_*; every other dispatch takes the sync loop, with no coroutine to await.

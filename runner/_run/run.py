@@ -48,7 +48,7 @@ from runner._events import (
     StopEvent,
     UserMessageEvent,
 )
-from runner._pause.pending import BatchPaused, Frame, TurnPaused
+from runner._pause.pending import Frame, HeldBatch, Paused
 from runner._pause.runstate import RunState
 from runner._run.attempts import model_attempt
 from runner._run.calls import batch
@@ -56,6 +56,7 @@ from runner._run.guarded import MODEL, guarded
 from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.settings import Settings
+from runner._run.streamed import Streamed
 from runner._sessions.leases import RunLease
 from runner._sessions.store import Session, SessionStore
 from runner._sessions.transcript import Conversation, Transcript, answered, settled
@@ -168,7 +169,7 @@ class Run:
             self.record.add(StopEvent(root.name, root.name, now, reason=stop.reason))
             self._save(answered(history.messages), session.version)
             return self._result(root, "", "stopped", stop.reason, None)
-        except TurnPaused as paused:
+        except Paused as paused:
             # The session stays at the version the state builds on (the turn so far
             # travels in the state), and the store keeps the state until it is resumed.
             result = self._result(
@@ -188,15 +189,17 @@ class Run:
         history: Conversation,
         record: Record,
         frame: Frame | None = None,
+        *,
+        call_id: str | None = None,
     ) -> Awaitable[ModelResponse]:
         """``agent_turn``; in a traced run, inside its ``invoke_agent`` span."""
         tracer = self.settings.tracer
         if tracer is None:
-            return self.agent_turn(plan, message, history, record, frame)
+            return self.agent_turn(plan, message, history, record, frame, call_id=call_id)
 
         def traced(recording: bool) -> Awaitable[ModelResponse]:
             plan.traced = recording  # only a recording span gets the turn's hook decisions
-            return self.agent_turn(plan, message, history, record, frame)
+            return self.agent_turn(plan, message, history, record, frame, call_id=call_id)
 
         return tracer.agent(plan.agent, plan.invocation, message, traced)
 
@@ -207,10 +210,14 @@ class Run:
         history: Conversation,
         record: Record,
         frame: Frame | None = None,
+        *,
+        call_id: str | None = None,
     ) -> ModelResponse:
         """``before_agent``, the model/tool loop, ``after_agent``; raises an unrecovered error.
 
-        With ``frame``, the turn goes on from where it paused (``before_agent`` ran then).
+        With ``frame``, the turn goes on from where it paused (``before_agent`` ran then);
+        ``call_id`` is the parent's tool call a sub-agent's turn answers (``None`` for the
+        root agent's), named by the turn's streamed deltas.
         """
         base = len(history.messages)
         if frame is None:
@@ -231,14 +238,11 @@ class Run:
             history.messages = history.messages.extend(frame.messages)
         # Only the loop's outcome reaches after_agent: an exception a callback raised
         # propagates as it is, never offered to a hook that could swallow it.
-        try:
-            outcome = await self.loop(plan, history, record, frame)
-        except BatchPaused as paused:
+        outcome = await self.loop(plan, history, record, frame, call_id)
+        if isinstance(outcome, HeldBatch):  # the turn pauses: after_agent waits for the end
             messages = history.messages
             turn = tuple(messages[index] for index in range(base, len(messages)))
-            raise TurnPaused(
-                paused.frame(plan.agent.name, plan.branch, ctx.message, turn)
-            ) from None
+            raise Paused(frame=outcome.frame(plan.agent.name, plan.branch, ctx.message, turn))
         final = await plan.after(AFTER_AGENT, outcome, ctx)
         match final:
             case Success(response):
@@ -259,15 +263,25 @@ class Run:
                 assert_never(final)
 
     async def loop(
-        self, plan: Plan, history: Conversation, record: Record, frame: Frame | None
-    ) -> Outcome[ModelResponse]:
-        """Model turns until one answers without tool calls, or a model call fails.
+        self,
+        plan: Plan,
+        history: Conversation,
+        record: Record,
+        frame: Frame | None,
+        call_id: str | None = None,
+    ) -> Outcome[ModelResponse] | HeldBatch:
+        """Model turns until one answers without tool calls, or a model call fails, or
+        some calls of a batch paused (the ``HeldBatch`` then says what each came to).
 
         A resumed turn first finishes the batch of tool calls it paused in.
         """
         agent = plan.agent
         if frame is not None:
-            await batch(self, plan, frame.calls, history, record, step=frame.step, frame=frame)
+            held = await batch(
+                self, plan, frame.calls, history, record, step=frame.step, frame=frame
+            )
+            if held is not None:
+                return held
         while True:
             self.steps += 1
             if self.steps > self.settings.max_steps:
@@ -281,6 +295,7 @@ class Run:
                 ModelContext(plan.invocation, request),
                 execute=partial(self._model, plan),
                 record=record,
+                call_id=call_id,
             )
             match outcome:
                 case Success(response):
@@ -294,13 +309,17 @@ class Run:
             if not response.tool_calls:
                 return outcome
             calls = response.tool_calls
-            await batch(self, plan, calls, history, record, step=self.steps, frame=None)
+            held = await batch(self, plan, calls, history, record, step=self.steps, frame=None)
+            if held is not None:
+                return held
 
-    async def _model(self, plan: Plan, ctx: ModelContext) -> Outcome[ModelResponse]:
+    async def _model(
+        self, plan: Plan, ctx: ModelContext, streamed: Streamed | None
+    ) -> Outcome[ModelResponse]:
         """One model attempt through the engine; the tokens of its answer counted (a
         durable run's replayed answer too)."""
         settings = self.settings
-        attempt = partial(model_attempt, settings, plan, ctx)
+        attempt = partial(model_attempt, settings, plan, ctx, streamed)
         outcome = await settings.engine.model(plan.branch, attempt)
         if type(outcome) is Success:
             usage = outcome.unwrap().usage

@@ -6,6 +6,10 @@ thread pool, so a blocking client never blocks the loop), else it answers with
 last item must be the whole ``ModelResponse``: that is the attempt's answer, the one
 ``after_model`` sees. The stream is closed when the attempt ends early (an error, or
 the run cancelled by a consumer that stopped reading).
+
+What one attempt sent out is kept on its own ``Streamed``, made per attempt by the
+guarded operation, never on the agent's ``Plan``: two concurrent calls of one
+sub-agent share a plan, and each attempt's text is told apart by the call it answers.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import contextlib
 import functools
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
-from typing import Any, Final, assert_never, cast
+from typing import Any, Final, assert_never, cast, final
 
 from hooks import Cont, Failure, Halt, ModelContext, ModelResponse, Outcome, StopRun, Success
 from runner._events import ModelChunk, TextDelta, ToolCallDelta
@@ -24,7 +28,7 @@ from runner._run.settings import Settings
 from runner._streaming.channel import Channel
 from runner._streaming.delta import ON_DELTA, DeltaContext
 
-__all__ = ["stream_model"]
+__all__ = ["Streamed", "stream_model"]
 
 _END: Final = object()
 # A delta built by filling its slots directly: a frozen dataclass's __init__ costs a
@@ -33,32 +37,49 @@ _new: Final = object.__new__
 _set_text: Final = TextDelta.__dict__["text"].__set__
 _set_agent: Final = TextDelta.__dict__["agent"].__set__
 _set_branch: Final = TextDelta.__dict__["branch"].__set__
+_set_call_id: Final = TextDelta.__dict__["call_id"].__set__
 
 
-def _delta(text: str, agent: str, branch: str) -> TextDelta:
-    delta: TextDelta = _new(TextDelta)
-    _set_text(delta, text)
-    _set_agent(delta, agent)
-    _set_branch(delta, branch)
-    return delta
+@final
+class Streamed:
+    """What one model attempt streamed: where its deltas come from, and what went out.
+
+    ``agent``, ``branch`` and ``call_id`` are filled into each of its deltas (``call_id``:
+    the parent's tool call this sub-agent turn answers, ``None`` for the root agent);
+    ``attempt`` is its number. ``shown`` says some delta of it reached the stream,
+    ``text`` holds the model's own text pieces, whatever the stream hooks showed of
+    them: the guarded operation compares them with the answer to tell a stream to
+    discard what it showed.
+    """
+
+    __slots__ = ("agent", "attempt", "branch", "call_id", "shown", "text")
+
+    def __init__(self, agent: str, branch: str, call_id: str | None, attempt: int) -> None:
+        self.agent: Final = agent
+        self.branch: Final = branch
+        self.call_id: Final = call_id
+        self.attempt: Final = attempt
+        self.shown = False
+        self.text: list[str] = []
 
 
 async def stream_model(
-    settings: Settings, plan: Plan, channel: Channel, ctx: ModelContext
+    settings: Settings, plan: Plan, channel: Channel, ctx: ModelContext, streamed: Streamed
 ) -> Outcome[Any]:
     """One streamed attempt: deltas to ``channel`` as they come, the final response as outcome.
 
-    Each delta passes the ``on_delta`` hooks first; a ``Halt`` there ends the model's
-    stream (closing it cancels the call) and its response is the attempt's answer.
+    What goes out is counted on ``streamed``. Each delta passes the ``on_delta`` hooks
+    first; a ``Halt`` there ends the model's stream (closing it cancels the call) and
+    its response is the attempt's answer.
     """
     model: Any = plan.agent.model
     request = ctx.request
     try:
         if callable(getattr(model, "astream", None)):
-            return await _drain(plan, channel, ctx, model.astream(request))
+            return await _drain(plan, channel, ctx, streamed, model.astream(request))
         if callable(getattr(model, "stream", None)):
             chunks = _threaded(settings, model.stream(request))
-            return await _drain(plan, channel, ctx, chunks)
+            return await _drain(plan, channel, ctx, streamed, chunks)
         if plan.agent.model_is_async:
             response = await model.generate(request)
         elif plan.agent.model_has_agenerate:
@@ -71,31 +92,45 @@ async def stream_model(
     except Exception as exc:
         return Failure(exc)
     if isinstance(response, ModelResponse) and response.text:
-        halted = await _put(plan, channel, ctx, TextDelta(response.text))
+        halted = await _put(plan, channel, ctx, streamed, TextDelta(response.text))
         if halted is not None:
             return Success(halted)
     return Success(response)
 
 
 async def _drain(
-    plan: Plan, channel: Channel, ctx: ModelContext, chunks: AsyncIterator[ModelChunk]
+    plan: Plan,
+    channel: Channel,
+    ctx: ModelContext,
+    streamed: Streamed,
+    chunks: AsyncIterator[ModelChunk],
 ) -> Outcome[Any]:
     response: ModelResponse | None = None
+    # The common case's names, looked up once: no stream hook, a consumer keeping up.
+    inline = not plan.hooks_deltas
+    agent, branch, call_id = streamed.agent, streamed.branch, streamed.call_id
+    keep, push, has_room = streamed.text.append, channel.push, channel.has_room
+    shown = False  # whether the inline path sent a delta, told ``streamed`` at the end
     try:
         async for item in chunks:
             chunk: object = item  # a model outside the type checker's reach may yield anything
             if response is not None:
                 msg = f"a model stream yielded {type(chunk).__name__} after its ModelResponse"
                 return Failure(TypeError(msg))
-            if type(chunk) is TextDelta and not plan.hooks_deltas and channel.has_room():
-                # The common case first, inline: no stream hook, a consumer keeping up.
-                plan.streamed.append(chunk.text)
-                plan.shown += 1
-                channel.push(_delta(chunk.text, plan.agent.name, plan.branch))
+            if type(chunk) is TextDelta and inline and has_room():
+                text = chunk.text
+                keep(text)
+                shown = True
+                delta: TextDelta = _new(TextDelta)
+                _set_text(delta, text)
+                _set_agent(delta, agent)
+                _set_branch(delta, branch)
+                _set_call_id(delta, call_id)
+                push(delta)
             elif isinstance(chunk, ModelResponse):
                 response = chunk
             elif isinstance(chunk, TextDelta | ToolCallDelta):
-                halted = await _put(plan, channel, ctx, chunk)
+                halted = await _put(plan, channel, ctx, streamed, chunk)
                 if halted is not None:  # a stream hook ended the call: its answer stands
                     return Success(halted)
             else:
@@ -105,6 +140,8 @@ async def _drain(
                 )
                 return Failure(TypeError(msg))
     finally:
+        if shown:
+            streamed.shown = True
         closing = getattr(chunks, "aclose", None)
         if closing is not None:
             await closing()
@@ -114,15 +151,19 @@ async def _drain(
 
 
 async def _put(
-    plan: Plan, channel: Channel, ctx: ModelContext, delta: TextDelta | ToolCallDelta
+    plan: Plan,
+    channel: Channel,
+    ctx: ModelContext,
+    streamed: Streamed,
+    delta: TextDelta | ToolCallDelta,
 ) -> ModelResponse | None:
     """Send one delta out through the stream hooks; a hook's ``Halt`` response, if any."""
-    agent, branch = plan.agent.name, plan.branch
+    agent, branch, call_id = streamed.agent, streamed.branch, streamed.call_id
     if type(delta) is TextDelta:
-        plan.streamed.append(delta.text)  # the model's own text, whatever the hooks show
-        delta = TextDelta(delta.text, agent, branch)
+        streamed.text.append(delta.text)  # the model's own text, whatever the hooks show
+        delta = TextDelta(delta.text, agent, branch, call_id)
     else:
-        delta = replace(delta, agent=agent, branch=branch)
+        delta = replace(delta, agent=agent, branch=branch, call_id=call_id)
     if plan.hooks_deltas:
         decision = await plan.before(ON_DELTA, DeltaContext(plan.invocation, delta, ctx.attempt))
         match decision:
@@ -134,7 +175,7 @@ async def _put(
                 delta = passed.delta
             case _:
                 assert_never(decision)
-    plan.shown += 1
+    streamed.shown = True
     if channel.has_room():
         channel.push(delta)
     else:

@@ -20,7 +20,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
 from hooks import ON_MODEL_ERROR, ModelContext, ModelResponse, OutcomeTag, StopRun, Trace, Usage
-from runner._pause.pending import CallPaused, TurnPaused
+from runner._pause.pending import Paused
 from runner._telemetry.genai import (
     ATTEMPT,
     ERROR_TYPE,
@@ -176,7 +176,7 @@ def raised(span: Span, error: BaseException) -> None:
     if isinstance(error, StopRun):
         span.add_event("hookline.stop", {"hookline.stop.reason": error.reason})
         return
-    if isinstance(error, CallPaused | TurnPaused):
+    if isinstance(error, Paused):
         span.add_event("hookline.paused")
         return
     span.record_exception(error)

@@ -68,7 +68,7 @@ from hooks import (
     __version__,
 )
 from runner._checks import got
-from runner._pause.pending import TurnPaused
+from runner._pause.pending import Paused
 from runner._telemetry.genai import (
     AGENT_DESCRIPTION,
     AGENT_NAME,
@@ -193,7 +193,7 @@ class Telemetry:
         try:
             response = await turn(recording)
         except BaseException as error:
-            state.settle(failed=not isinstance(error, StopRun | TurnPaused))
+            state.settle(failed=not isinstance(error, StopRun | Paused))
             raised(span, error)
             raise
         else:
