@@ -43,7 +43,7 @@ bench: $(STAMP)
 # mutmut's baseline runs every selected test and stops at a red one, so a run of runner
 # mutants only (MUTANTS='runner.*') leaves out the test modules that never import runner
 # (the hooks' own tests): a red hooks test cannot stop it. TESTS narrows further, to a
-# pytest -k expression: make mutate MUTANTS='runner._run.guarded.*' TESTS=test_runner_guarded
+# pytest -k expression: make mutate MUTANTS='runner._run.guarded.*' TESTS=test_guarded
 # Each mutant runs against the selected tests that reached its function in the baseline.
 # That map is rebuilt on every run: mutmut's incremental update keeps a stale one when a
 # test keeps its id but reaches other code, or code moves to another module (its mutants
@@ -51,7 +51,7 @@ bench: $(STAMP)
 # or after rm -rf mutants: do that before a run whose scores you report.
 TESTS ?=
 RUNNER_ONLY = $(if $(MUTANTS),$(if $(filter-out runner.%,$(MUTANTS)),,yes))
-NOT_RUNNER_TESTS = $(shell grep -L -E '^ *(from|import) runner' tests/test_*.py)
+NOT_RUNNER_TESTS = $(shell grep -L -r -E '^ *(from|import) runner' --include='test_*.py' tests)
 MUTATE_PYTEST_ARGS = $(if $(RUNNER_ONLY),$(addprefix --ignore=,$(NOT_RUNNER_TESTS))) \
 	$(if $(TESTS),-k '$(TESTS)')
 mutate: $(STAMP)
