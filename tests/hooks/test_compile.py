@@ -9,6 +9,7 @@ built, and the bound of the cache that lets a reused list skip compiling.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Any
 
 import pytest
@@ -135,18 +136,23 @@ def test_the_identity_cache_is_cut_back_to_the_newest_lists(
     guard = make_instance("Guard", before_probe=passing)
     lists = [[guard] for _ in range(2 * size + 1)]
     compiled = [compile_callbacks(callbacks) for callbacks in lists]
-    assert len(hooks._compile._cache) == size
     assert compile_callbacks(lists[-1]) is compiled[-1]
     assert compile_callbacks(lists[-size]) is compiled[-size]
+    assert compile_callbacks(lists[-size - 1]) is not compiled[-size - 1]
     assert compile_callbacks(lists[0]) is not compiled[0]
 
 
 def test_the_identity_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """However many fresh lists compile, the cache never holds more than twice its size."""
+    """However many fresh lists compile, the cache never keeps more than twice its size of
+    them alive (each list here holds a callback of its own, watched by a weak reference)."""
     monkeypatch.setattr(hooks._compile, "_cache", {})
     size = hooks._compile._CACHE_SIZE
-    guard = make_instance("Guard", before_probe=passing)
-    kept = [[guard] for _ in range(3 * size + 1)]  # kept alive: no id is reused
-    for callbacks in kept:
-        compile_callbacks(callbacks)
-        assert len(hooks._compile._cache) <= 2 * size
+    guard_class = type(make_instance("Guard", before_probe=passing))
+    watched: list[weakref.ref[object]] = []
+    for _ in range(3 * size + 1):
+        guard = guard_class()
+        watched.append(weakref.ref(guard))
+        compile_callbacks([guard])
+        del guard
+        assert sum(ref() is not None for ref in watched) <= 2 * size
+    assert watched[-1]() is not None

@@ -10,8 +10,10 @@ what the caches may and may not skip.
 
 from __future__ import annotations
 
+import gc
 import types
 import uuid
+import weakref
 from typing import Any
 
 import pytest
@@ -519,12 +521,17 @@ def test_an_unchanged_module_is_validated_once(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_the_class_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The per-class cache keeps at most 1024 classes, dropping the oldest first."""
+    """The per-class cache keeps at most 1024 classes alive, dropping the oldest first."""
     monkeypatch.setattr(hooks._verdicts, "_types", {})
     size = hooks._verdicts._CACHE_SIZE
-    classes = [new_class(before_probe=before_probe) for _ in range(size + 1)]
-    for cls in classes:
+    watched: list[weakref.ref[type]] = []
+
+    def compile_a_new_class() -> None:
+        cls = new_class(before_probe=before_probe)
+        watched.append(weakref.ref(cls))
         assert compile_callbacks([cls()])
-    assert len(hooks._verdicts._types) == size
-    assert classes[0] not in hooks._verdicts._types
-    assert classes[-1] in hooks._verdicts._types
+
+    for _ in range(size + 1):
+        compile_a_new_class()
+    gc.collect()  # a class is in a reference cycle with its own namespace
+    assert [ref() is not None for ref in watched] == [False] + [True] * size

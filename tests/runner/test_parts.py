@@ -5,12 +5,21 @@ Agent, tools, ScriptedModel and RetryPolicy are tested in ``test_runner_inputs.p
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
+import weakref
 from collections.abc import Callable
 
 import pytest
 
-from hooks import BeforeAgent, BeforeResult, Cont, InvalidCallbacks, compile_callbacks
+from hooks import (
+    BeforeAgent,
+    BeforeResult,
+    CompiledCallbacks,
+    Cont,
+    InvalidCallbacks,
+    compile_callbacks,
+)
 from runner import (
     Agent,
     AgentContext,
@@ -202,17 +211,30 @@ def test_run_inside_a_running_loop_is_refused() -> None:
 
 
 def test_closing_drops_the_combined_callbacks() -> None:
-    """A closed runner holds no compiled callbacks of past runs."""
+    """A closed runner keeps no callback of a past run alive (an open one keeps them, combined
+    with its own, for the next run given them)."""
 
     class Audit:
         def on_event(self, event: object, /) -> None:
             pass
 
-    runner = Runner(Agent("assistant", ScriptedModel(["hi"])))
-    runner.run("x", callbacks=[Audit()])
-    assert runner._table._combined
-    runner.close()
-    assert not runner._table._combined
+    def kept_alive(*, close: bool) -> bool:
+        runner = Runner(Agent("assistant", ScriptedModel(["hi"])))
+        audit = Audit()
+        alive = weakref.ref(audit)
+        # Compiled here: a list would stay in ``compile_callbacks``' own identity cache.
+        # (A CompiledCallbacks goes wherever a list goes; ``run``'s annotation says less.)
+        runner.run("x", callbacks=CompiledCallbacks((audit,)))  # type: ignore[arg-type]
+        del audit
+        if close:
+            runner.close()
+        gc.collect()
+        kept = alive() is not None
+        runner.close()
+        return kept
+
+    assert kept_alive(close=False)
+    assert not kept_alive(close=True)
 
 
 # -- the callback table (mutation-test hardening) ---------------------------------------

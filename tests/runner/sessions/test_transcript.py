@@ -1,10 +1,11 @@
 """Tests of ``runner._sessions.transcript``: ``Transcript``, a conversation that never copies.
 
 A transcript must behave as an immutable tuple of messages in every respect a caller
-can see, and extending it at the tip must not copy the history. Whether the log is
+can see, and extending it at the tip must not copy the history. Whether the history is
 copied cannot be seen through the sequence API (that is the point of the design), so
-the tests of sharing and forking look at the private ``_log`` on purpose: they pin the
-cost model the runner's constant-time turns rely on.
+the tests of sharing and forking count the copies (``copied``: each log the module
+makes, with how many messages): they pin the cost model the runner's constant-time
+turns rely on.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -34,6 +36,21 @@ def msgs(*contents: str) -> tuple[Message, ...]:
 
 
 SYSTEM = Message("system", "Be terse.")
+
+
+@pytest.fixture
+def copied(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many messages each log a transcript makes from then on holds when made: one
+    entry per ``Transcript(...)`` or fork, none for a view of a log that exists."""
+    made: list[int] = []
+    log_class = _history._Log
+
+    def counting(items: list[Message], *origin: Any) -> Any:
+        made.append(len(items))
+        return log_class(items, *origin)
+
+    monkeypatch.setattr(_history, "_Log", counting)
+    return made
 
 
 # -- a sequence ---------------------------------------------------------------------
@@ -77,8 +94,8 @@ def test_sequence_methods_work() -> None:
     assert transcript.count(Message("user", "a")) == 2
 
 
-def test_prefix_slices_are_transcript_views() -> None:
-    """A slice from the start with step 1 is a transcript viewing the same log."""
+def test_prefix_slices_are_transcript_views(copied: list[int]) -> None:
+    """A slice from the start with step 1 is a transcript viewing the same log: no copy."""
     transcript = Transcript(msgs("a", "b", "c"))
     for piece, expected in (
         (transcript[:2], msgs("a", "b")),
@@ -88,8 +105,8 @@ def test_prefix_slices_are_transcript_views() -> None:
         (transcript[:0], ()),
     ):
         assert isinstance(piece, Transcript)
-        assert piece._log is transcript._log
         assert piece == expected
+    assert copied == [3]
 
 
 def test_other_slices_are_tuples() -> None:
@@ -179,28 +196,31 @@ def test_extend_takes_any_iterable_including_itself() -> None:
     assert transcript == msgs("a", "b")
 
 
-def test_extending_at_the_tip_shares_the_log() -> None:
+def test_extending_at_the_tip_shares_the_log(copied: list[int]) -> None:
     """Extending the longest view of a log appends to that log instead of copying it."""
     first = Transcript(msgs("a"))
     second = first.extend(msgs("b"))
     third = second.append(Message("user", "c"))
-    assert second._log is first._log
-    assert third._log is first._log
-    assert first._log.items == list(msgs("a", "b", "c"))
+    assert copied == [1]
+    assert first == msgs("a")
+    assert second == msgs("a", "b")
+    assert third == msgs("a", "b", "c")
 
 
-def test_extending_a_view_behind_the_tip_forks() -> None:
+def test_extending_a_view_behind_the_tip_forks(copied: list[int]) -> None:
     """Extending a view that is not the longest copies its prefix once; both keep their own."""
     base = Transcript(msgs("a"))
     left = base.extend(msgs("left"))
     right = base.extend(msgs("right"))  # base is no longer the tip: a fork
-    assert right._log is not base._log
+    assert copied == [1, 2]
     assert base == msgs("a")
     assert left == msgs("a", "left")
     assert right == msgs("a", "right")
     further = right.append(Message("user", "more"))  # the fork's tip: no copy
-    assert further._log is right._log
-    assert left.append(Message("user", "again"))._log is base._log
+    again = left.append(Message("user", "again"))  # the first log's tip: no copy
+    assert copied == [1, 2]
+    assert further == msgs("a", "right", "more")
+    assert again == msgs("a", "left", "again")
     assert right == msgs("a", "right")
     assert left == msgs("a", "left")
 
@@ -216,13 +236,13 @@ def test_extending_a_prefix_forks() -> None:
 # -- head, body and prefix ----------------------------------------------------------
 
 
-def test_headed_puts_messages_before_the_body_without_copying_it() -> None:
+def test_headed_puts_messages_before_the_body_without_copying_it(copied: list[int]) -> None:
     """``headed(h)`` is ``h`` then the body, viewing the same log; a new head replaces the old."""
     body = Transcript(msgs("a", "b"))
     headed = body.headed([SYSTEM])
     assert headed == (SYSTEM, *msgs("a", "b"))
-    assert headed._log is body._log
     assert headed.headed(msgs("h")) == msgs("h", "a", "b")
+    assert copied == [2]
     assert body == msgs("a", "b")
 
 
@@ -239,14 +259,14 @@ def test_body_drops_the_head() -> None:
     assert body.body() is body
 
 
-def test_prefix_keeps_at_least_the_head() -> None:
+def test_prefix_keeps_at_least_the_head(copied: list[int]) -> None:
     """``prefix(n)`` is the first ``n`` messages, never fewer than the head, never more than all."""
     transcript = Transcript(msgs("a", "b")).headed([SYSTEM])
     assert transcript.prefix(2) == (SYSTEM, Message("user", "a"))
     assert transcript.prefix(0) == (SYSTEM,)
     assert transcript.prefix(-3) == (SYSTEM,)
     assert transcript.prefix(99) == transcript
-    assert transcript.prefix(2)._log is transcript._log
+    assert copied == [2]  # the prefixes are views: no copy
 
 
 # -- model-based: any history of operations equals the same on tuples -----------------
@@ -417,13 +437,13 @@ def test_a_grown_transcript_shares_the_whole_of_the_one_it_grew_from() -> None:
     assert grown.common_prefix(base) == 10
 
 
-def test_a_cut_transcript_shares_what_is_left() -> None:
+def test_a_cut_transcript_shares_what_is_left(copied: list[int]) -> None:
     """A prefix shares its length; grown again after the cut (a fork), still that prefix."""
     base = Transcript(msgs(*map(str, range(10))))
     cut = base.prefix(7)
     assert base.common_prefix(cut) == 7
     forked = cut.append(Message("user", "replaced"))
-    assert forked._log is not base._log  # a fork: the log was copied
+    assert copied == [10, 8]  # a fork: the 7 messages left and the new one in a new log
     assert base.common_prefix(forked) == 7
     assert forked.common_prefix(base) == 7
 

@@ -6,8 +6,9 @@ One file holds everything and outlives the store that wrote it; its schema is ch
 when opened; WAL mode; a turn writes only what it adds; the store is safe across
 threads and across processes (two processes racing on one session: one wins and
 nothing is lost; a process killed mid-run leaves a session another one continues
-once the lease has expired). The tests that count writes or statements look at the
-store's connection on purpose: they pin the append-per-turn cost model.
+once the lease has expired). The tests that count writes or statements watch what the
+store sends to SQLite on purpose, on the connection it opened (caught as
+``sqlite3.connect`` makes it): they pin the append-per-turn cost model.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, NamedTuple
+from unittest import mock
 
 import pytest
 
@@ -46,11 +49,58 @@ def path(tmp_path: Path) -> Path:
     return tmp_path / "sessions.db"
 
 
+class Opened(NamedTuple):
+    """A store and the SQLite connection it opened."""
+
+    store: SQLiteSessionStore
+    db: sqlite3.Connection
+
+
+def open_store(path: Path, **options: Any) -> Opened:
+    """A store on ``path`` (``options`` as ``SQLiteSessionStore`` takes them) and the
+    connection it opened, caught as ``sqlite3.connect`` made it."""
+    made: list[sqlite3.Connection] = []
+    connect = sqlite3.connect
+
+    def recording(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        made.append(connect(*args, **kwargs))
+        return made[-1]
+
+    with mock.patch.object(sqlite3, "connect", recording):
+        store = SQLiteSessionStore(path, **options)
+    [db] = made
+    return Opened(store, db)
+
+
+def statements_of(db: sqlite3.Connection, call: Callable[[], object]) -> list[str]:
+    """The SQL statements run on the store's connection ``db`` during ``call``."""
+    statements: list[str] = []
+    db.set_trace_callback(statements.append)
+    try:
+        call()
+    finally:
+        db.set_trace_callback(None)
+    return statements
+
+
 @pytest.fixture
-def store(path: Path) -> Iterator[SQLiteSessionStore]:
+def opened(path: Path) -> Iterator[Opened]:
+    """A store in a new file and its connection; the store is closed after the test."""
+    made = open_store(path)
+    with made.store:
+        yield made
+
+
+@pytest.fixture
+def store(opened: Opened) -> SQLiteSessionStore:
     """A store in a new file, closed after the test."""
-    with SQLiteSessionStore(path) as opened:
-        yield opened
+    return opened.store
+
+
+@pytest.fixture
+def db(opened: Opened) -> sqlite3.Connection:
+    """The connection ``store`` opened on its file."""
+    return opened.db
 
 
 def turn(question: str, answer: str) -> tuple[Message, Message]:
@@ -61,13 +111,6 @@ def turn(question: str, answer: str) -> tuple[Message, Message]:
 def history(n: int) -> tuple[Message, ...]:
     """``n`` messages: user and assistant taking turns."""
     return tuple(Message("user" if i % 2 == 0 else "assistant", f"m{i}") for i in range(n))
-
-
-def changes(store: SQLiteSessionStore) -> int:
-    """The rows the store's connection has inserted, updated or deleted so far."""
-    db = store._db  # pyright: ignore[reportPrivateUsage]
-    assert db is not None
-    return db.total_changes
 
 
 # -- one file ------------------------------------------------------------------------------
@@ -244,50 +287,54 @@ def test_bad_arguments_are_refused(
 # -- an append per turn ----------------------------------------------------------------
 
 
-def test_a_turn_appends_its_messages_and_rewrites_nothing(store: SQLiteSessionStore) -> None:
+def test_a_turn_appends_its_messages_and_rewrites_nothing(
+    store: SQLiteSessionStore, db: sqlite3.Connection
+) -> None:
     """At 10,000 messages, a turn of two writes two message rows and the session's row."""
     store.save("u", "s", history(10_000), version=0)
     loaded = store.load("u", "s")
     assert isinstance(loaded.messages, Transcript)
-    before = changes(store)
+    before = db.total_changes
     store.save("u", "s", loaded.messages.extend(turn("q", "a")), version=loaded.version)
-    assert changes(store) - before == 3
+    assert db.total_changes - before == 3
     assert tuple(store.load("u", "s").messages) == (*history(10_000), *turn("q", "a"))
 
 
-def test_a_replaced_last_message_rewrites_that_message_only(store: SQLiteSessionStore) -> None:
+def test_a_replaced_last_message_rewrites_that_message_only(
+    store: SQLiteSessionStore, db: sqlite3.Connection
+) -> None:
     """A run that replaced its last message deletes one row and writes one (and the session's)."""
     store.save("u", "s", history(1_000), version=0)
     loaded = store.load("u", "s")
     assert isinstance(loaded.messages, Transcript)
     replaced = loaded.messages.prefix(999).append(Message("assistant", "replaced"))
-    before = changes(store)
+    before = db.total_changes
     store.save("u", "s", replaced, version=loaded.version)
-    assert changes(store) - before == 3
+    assert db.total_changes - before == 3
     assert tuple(store.load("u", "s").messages) == (*history(999), Message("assistant", "replaced"))
 
 
-def test_a_runner_turn_writes_only_what_it_adds(store: SQLiteSessionStore, mode: Mode) -> None:
+def test_a_runner_turn_writes_only_what_it_adds(
+    store: SQLiteSessionStore, db: sqlite3.Connection, mode: Mode
+) -> None:
     """A whole run at 10,000 messages: the lease, two messages, the session's row, the release."""
     store.save("u", "s", history(10_000), version=0)
     store.load("u", "s")  # as a previous turn of this process would have
     with Runner(Agent("assistant", ScriptedModel(default="ok")), sessions=store) as runner:
-        before = changes(store)
+        before = db.total_changes
         drive(runner, mode, "hi", user_id="u", session_id="s")
-    assert changes(store) - before == 5
+    assert db.total_changes - before == 5
     assert len(store.load("u", "s").messages) == 10_002
 
 
-def test_an_unchanged_session_loads_with_one_query(store: SQLiteSessionStore) -> None:
+def test_an_unchanged_session_loads_with_one_query(
+    store: SQLiteSessionStore, db: sqlite3.Connection
+) -> None:
     """A session the store loaded or saved, unchanged since, costs one small query to load."""
     store.save("u", "s", history(1_000), version=0)
-    statements: list[str] = []
-    db = store._db  # pyright: ignore[reportPrivateUsage]
-    assert db is not None
-    db.set_trace_callback(statements.append)
-    loaded = store.load("u", "s")
-    db.set_trace_callback(None)
-    assert len(loaded.messages) == 1_000
+    loaded: list[Session] = []
+    statements = statements_of(db, lambda: loaded.append(store.load("u", "s")))
+    assert len(loaded[0].messages) == 1_000
     assert len(statements) == 1
     assert statements[0].startswith("SELECT version, state FROM sessions")
 
@@ -309,7 +356,6 @@ def test_the_kept_transcripts_are_bounded(path: Path) -> None:
     with SQLiteSessionStore(path, cache_sessions=2) as store:
         for n in range(5):
             store.save("u", f"s{n}", turn(str(n), "ok"), version=0)
-        assert len(store._cache) == 2  # pyright: ignore[reportPrivateUsage]
         assert [store.load("u", f"s{n}").messages for n in range(5)] == [
             turn(str(n), "ok") for n in range(5)
         ]
@@ -483,19 +529,6 @@ def test_a_runner_over_sqlite_continues_a_conversation(
 # -- what the file holds and what the store keeps (mutation-test hardening) ----------------
 
 
-def statements_of(store: SQLiteSessionStore, call: Callable[[], object]) -> list[str]:
-    """The SQL statements the store's connection runs during ``call``."""
-    statements: list[str] = []
-    db = store._db  # pyright: ignore[reportPrivateUsage]
-    assert db is not None
-    db.set_trace_callback(statements.append)
-    try:
-        call()
-    finally:
-        db.set_trace_callback(None)
-    return statements
-
-
 def test_messages_and_state_are_stored_as_compact_utf8_json(store: SQLiteSessionStore) -> None:
     """The file holds each message and the state as compact JSON, non-ASCII text as is."""
     store.save("u", "s", (Message("user", "héllo"),), version=0, state={"k": ["é", 1]})
@@ -506,13 +539,15 @@ def test_messages_and_state_are_stored_as_compact_utf8_json(store: SQLiteSession
         assert other.execute("SELECT state FROM sessions").fetchall() == [('{"k":["é",1]}',)]
 
 
-def test_an_append_deletes_no_message_row(store: SQLiteSessionStore) -> None:
+def test_an_append_deletes_no_message_row(
+    store: SQLiteSessionStore, db: sqlite3.Connection
+) -> None:
     """A save that only adds messages runs no DELETE: the file's rows are kept as they are."""
     store.save("u", "s", turn("a", "b"), version=0)
     loaded = store.load("u", "s")
     assert isinstance(loaded.messages, Transcript)
     grown = loaded.messages.extend(turn("c", "d"))
-    run = statements_of(store, lambda: store.save("u", "s", grown, version=loaded.version))
+    run = statements_of(db, lambda: store.save("u", "s", grown, version=loaded.version))
     assert not [sql for sql in run if sql.startswith("DELETE")]
 
 
@@ -520,13 +555,14 @@ def test_a_session_read_from_the_file_is_appended_to_not_rewritten(path: Path) -
     """A store that read a session another wrote then saves a turn writes that turn only."""
     with SQLiteSessionStore(path) as writer:
         writer.save("u", "s", history(100), version=0)
-    with SQLiteSessionStore(path) as store:
+    store, db = open_store(path)
+    with store:
         loaded = store.load("u", "s")
         assert isinstance(loaded.messages, Transcript)
-        before = changes(store)
+        before = db.total_changes
         store.save("u", "s", loaded.messages.extend(turn("q", "a")), version=loaded.version)
-        assert changes(store) - before == 3
-        assert len(statements_of(store, lambda: store.load("u", "s"))) == 1
+        assert db.total_changes - before == 3
+        assert len(statements_of(db, lambda: store.load("u", "s"))) == 1
 
 
 @pytest.mark.parametrize("how", ["read", "saved"])
@@ -535,15 +571,16 @@ def test_the_least_recently_used_session_leaves_the_memory_first(path: Path, how
     with SQLiteSessionStore(path) as writer:
         for name in ("s0", "s1"):
             writer.save("u", name, turn(name, "ok"), version=0)
-    with SQLiteSessionStore(path, cache_sessions=1) as store:
+    store, db = open_store(path, cache_sessions=1)
+    with store:
         if how == "read":
             store.load("u", "s0")
             store.load("u", "s1")
         else:
             store.save("u", "s0", turn("s0", "again"), version=1)
             store.save("u", "s1", turn("s1", "again"), version=1)
-        assert len(statements_of(store, lambda: store.load("u", "s1"))) == 1
-        assert len(statements_of(store, lambda: store.load("u", "s0"))) > 1
+        assert len(statements_of(db, lambda: store.load("u", "s1"))) == 1
+        assert len(statements_of(db, lambda: store.load("u", "s0"))) > 1
 
 
 def test_the_kept_sessions_fill_up_to_cache_sessions(path: Path) -> None:
@@ -551,20 +588,20 @@ def test_the_kept_sessions_fill_up_to_cache_sessions(path: Path) -> None:
     with SQLiteSessionStore(path) as writer:
         for name in ("s0", "s1"):
             writer.save("u", name, turn(name, "ok"), version=0)
-    with SQLiteSessionStore(path, cache_sessions=2) as store:
+    store, db = open_store(path, cache_sessions=2)
+    with store:
         store.load("u", "s0")
         store.load("u", "s1")
-        assert len(statements_of(store, lambda: store.load("u", "s0"))) == 1
-        assert len(statements_of(store, lambda: store.load("u", "s1"))) == 1
+        assert len(statements_of(db, lambda: store.load("u", "s0"))) == 1
+        assert len(statements_of(db, lambda: store.load("u", "s1"))) == 1
 
 
 def test_a_session_deleted_while_it_is_read_loads_as_new(path: Path) -> None:
     """A session another process deletes between the version check and the read is empty."""
     with SQLiteSessionStore(path) as writer:
         writer.save("u", "s", turn("a", "b"), version=0, state={"n": 1})
-    with SQLiteSessionStore(path) as store, SQLiteSessionStore(path) as other:
-        db = store._db  # pyright: ignore[reportPrivateUsage]
-        assert db is not None
+    store, db = open_store(path)
+    with store, SQLiteSessionStore(path) as other:
 
         def delete_at_begin(sql: str) -> None:
             if sql == "BEGIN":
@@ -577,23 +614,23 @@ def test_a_session_deleted_while_it_is_read_loads_as_new(path: Path) -> None:
 
 
 def test_the_defaults_wait_five_seconds_and_keep_a_thousand_sessions(
-    store: SQLiteSessionStore,
+    store: SQLiteSessionStore, db: sqlite3.Connection
 ) -> None:
-    """A store made with defaults waits 5 s for a lock and keeps 1,000 transcripts."""
-    db = store._db  # pyright: ignore[reportPrivateUsage]
-    assert db is not None
+    """A store made with defaults waits 5 s for a lock and keeps 1,000 transcripts: of 1,001
+    sessions saved, the first one saved is read from the file again, the second is not."""
     assert db.execute("PRAGMA busy_timeout").fetchone() == (5000,)
     for n in range(1_001):
         store.save("u", f"s{n}", (), version=0)
-    assert len(store._cache) == 1_000  # pyright: ignore[reportPrivateUsage]
+    assert len(statements_of(db, lambda: store.load("u", "s1"))) == 1
+    assert len(statements_of(db, lambda: store.load("u", "s0"))) > 1
 
 
-def test_a_delete_that_fails_midway_changes_nothing(store: SQLiteSessionStore) -> None:
+def test_a_delete_that_fails_midway_changes_nothing(
+    store: SQLiteSessionStore, db: sqlite3.Connection
+) -> None:
     """A delete interrupted inside its transaction raises, keeps the session, and the store
     goes on working."""
     store.save("u", "s", turn("a", "b"), version=0)
-    db = store._db  # pyright: ignore[reportPrivateUsage]
-    assert db is not None
     interrupting = [False]
 
     def watch(sql: str) -> None:
@@ -611,13 +648,11 @@ def test_a_delete_that_fails_midway_changes_nothing(store: SQLiteSessionStore) -
 
 
 def test_a_save_that_fails_midway_raises_its_own_error_and_changes_nothing(
-    store: SQLiteSessionStore,
+    store: SQLiteSessionStore, db: sqlite3.Connection
 ) -> None:
     """A save interrupted inside its transaction raises that error (SQLite already rolled back),
     keeps the session as it was, and the store goes on working."""
     store.save("u", "s", turn("a", "b"), version=0)
-    db = store._db  # pyright: ignore[reportPrivateUsage]
-    assert db is not None
     interrupting = [False]
 
     def watch(sql: str) -> None:
