@@ -18,6 +18,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -384,8 +385,16 @@ def test_runs_on_many_threads_share_one_store(store: SQLiteSessionStore) -> None
 # -- processes ------------------------------------------------------------------------
 
 
-def start_workers(db: Path, go: Path, *arguments: list[str]) -> list[subprocess.Popen[str]]:
-    """One ``tests.helpers.sqlite_worker`` process per argument list, each started and ready."""
+def start_workers(db: Path, *arguments: list[str]) -> list[subprocess.Popen[str]]:
+    """One ``tests.helpers.sqlite_worker`` process per argument list, started together once
+    all are ready.
+
+    A worker prints ``ready`` and nothing more until its go file exists, so ``ready`` is all
+    the pipe holds when it is read: the line read after it (``finish``) must not arrive
+    with it, as ``communicate`` reads the pipe itself and never sees what ``readline``
+    buffered beyond its line.
+    """
+    go = db.with_name(f"go-{uuid.uuid4().hex}")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     workers = [
         subprocess.Popen(
@@ -400,6 +409,7 @@ def start_workers(db: Path, go: Path, *arguments: list[str]) -> list[subprocess.
     for worker in workers:
         assert worker.stdout is not None
         assert worker.stdout.readline() == "ready\n"
+    go.touch()
     return workers
 
 
@@ -423,10 +433,9 @@ def worker_turn(message: str) -> tuple[Message, ...]:
 def test_processes_racing_on_one_session_one_wins_nothing_lost(tmp_path: Path) -> None:
     """Four processes run one session at once on a new file: one wins, three are told it is
     busy before they load; run again one by one, each turn lands whole and in order."""
-    db, go = tmp_path / "race.db", tmp_path / "go"
+    db = tmp_path / "race.db"
     names = [f"p{n}" for n in range(4)]
-    workers = start_workers(db, go, *([name, "--hold", "1.0"] for name in names))
-    go.touch()
+    workers = start_workers(db, *([name, "--hold", "1.0"] for name in names))
     outcomes = [finish(worker) for worker in workers]
     assert all(code == 0 for code, _ in outcomes)
     lines = [line for _, line in outcomes]
@@ -437,7 +446,7 @@ def test_processes_racing_on_one_session_one_wins_nothing_lost(tmp_path: Path) -
         assert store.load("u", "s") == Session(worker_turn(winner), 1)
     losers = [name for name in names if name != winner]
     for name in losers:
-        (again,) = start_workers(db, go, [name])
+        (again,) = start_workers(db, [name])
         assert finish(again) == (0, "ok")
     with SQLiteSessionStore(db) as store:
         expected = [m for name in (winner, *losers) for m in worker_turn(name)]
@@ -448,18 +457,17 @@ def test_a_killed_process_leaves_a_session_another_continues(tmp_path: Path) -> 
     """A process that dies mid-run (``os._exit``) keeps the session busy until its lease
     expires; then another process continues it, and nothing of the dead run was saved.
     (The later processes read the lease clock ahead instead of waiting for it.)"""
-    db, go = tmp_path / "killed.db", tmp_path / "go"
-    go.touch()
-    (first,) = start_workers(db, go, ["first"])
+    db = tmp_path / "killed.db"
+    (first,) = start_workers(db, ["first"])
     assert finish(first) == (0, "ok")
-    (dying,) = start_workers(db, go, ["dying", "--die", "--lease", "60"])
+    (dying,) = start_workers(db, ["dying", "--die", "--lease", "60"])
     assert finish(dying) == (3, "")
     with SQLiteSessionStore(db) as store, pytest.raises(SessionBusy) as caught:
         store.acquire("u", "s", owner="too-early", ttl=1)
     assert caught.value.holder != "too-early"  # the dead run's id
-    (too_soon,) = start_workers(db, go, ["too_soon", "--later", "30"])
+    (too_soon,) = start_workers(db, ["too_soon", "--later", "30"])
     assert finish(too_soon) == (0, f"busy {caught.value.holder}")
-    (later,) = start_workers(db, go, ["later", "--later", "61"])  # the lease has expired
+    (later,) = start_workers(db, ["later", "--later", "61"])  # the lease has expired
     assert finish(later) == (0, "ok")
     with SQLiteSessionStore(db) as store:
         session = store.load("u", "s")
