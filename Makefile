@@ -1,10 +1,11 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Each makes .venv itself.
+# `make check` is the fast lane while working: the same checks without the slow tests.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench mutate clean
+.PHONY: demo test check bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,14 +18,35 @@ demo: $(STAMP)
 	$(BIN)/python -m examples.streaming
 	$(BIN)/python -m examples.approval
 
-# pytest, mypy, basedpyright and ruff all run; the target fails if any of them failed.
+# Every test under coverage.py (branches, the processes tests start too; the floor is
+# [tool.coverage.report] fail_under in pyproject.toml), then mypy, basedpyright, ruff and
+# the import contracts (lint-imports); the target fails if any of them failed.
 test: $(STAMP)
 	@status=0; \
-	$(BIN)/python -m pytest || status=1; \
+	$(BIN)/python -m coverage erase; \
+	$(BIN)/python -m coverage run -m pytest || status=1; \
+	$(BIN)/python -m coverage combine -q; \
+	$(BIN)/python -m coverage report || status=1; \
 	$(BIN)/python -m mypy || status=1; \
 	$(BIN)/basedpyright || status=1; \
 	$(BIN)/python -m ruff check . || status=1; \
 	$(BIN)/python -m ruff format --check . || status=1; \
+	$(BIN)/lint-imports || status=1; \
+	exit $$status
+
+# The fast lane (under a minute on two cores): the tests not marked slow (no durable,
+# PostgreSQL, subprocess, typing or benchmark tests; markers in pyproject.toml), beside
+# the same checkers as `make test`; no coverage. The tests' output follows the checkers'.
+check: $(STAMP)
+	@status=0; out=$$(mktemp); \
+	$(BIN)/python -m pytest -q -m "not slow" >$$out 2>&1 & tests=$$!; \
+	$(BIN)/python -m mypy || status=1; \
+	$(BIN)/basedpyright || status=1; \
+	$(BIN)/python -m ruff check . || status=1; \
+	$(BIN)/python -m ruff format --check . || status=1; \
+	$(BIN)/lint-imports || status=1; \
+	wait $$tests || status=1; \
+	cat $$out; rm -f $$out; \
 	exit $$status
 
 bench: $(STAMP)
@@ -62,7 +84,7 @@ mutate: $(STAMP)
 	exit $$status
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis mutants
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis mutants .coverage .coverage.* htmlcov
 
 # The score per mutated file: killed / (mutants checked), where timeouts and type-check
 # kills count as killed and a mutant no test reaches counts as a survivor.

@@ -19,6 +19,8 @@ from benchmarks import (
 )
 from tests.helpers.durable import forget_dbos_console
 
+pytestmark = pytest.mark.slow  # each runs a whole benchmark, quickly
+
 
 def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """The dispatch benchmark measures every contender and reports each target."""
@@ -92,6 +94,7 @@ def test_sessions_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "targets:" in out
 
 
+@pytest.mark.durable
 def test_durable_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """The durable-run benchmark (quick: SQLite only) reports the overhead per step of both
     forms against the plain runner."""

@@ -113,6 +113,7 @@ def test_quickstart_prints_a_short_trace(capsys: pytest.CaptureFixture[str]) -> 
     assert 30 <= len(out.splitlines()) <= 50
 
 
+@pytest.mark.subprocess
 def test_quickstart_runs_as_a_module() -> None:
     """`python -m examples.quickstart`, what `make demo` runs, exits 0 and prints the trace."""
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
@@ -396,6 +397,8 @@ def test_approval_main_prints_the_pause_and_the_end(capsys: pytest.CaptureFixtur
     assert out.endswith("left in the folder: keep.md, notes.txt\n")
 
 
+@pytest.mark.durable
+@pytest.mark.subprocess
 def test_durable_finishes_a_killed_run_without_repeating_finished_tools(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -24,10 +24,12 @@ from tests.helpers.durable import recorded
 from tests.helpers.durable_app import CRASHED
 from tests.helpers.runs import Mode
 
+pytestmark = [pytest.mark.durable, pytest.mark.subprocess]
+
 ANSWER = "Booked: flight to Paris; hotel in Paris; car in Paris."
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh DBOS system database URL: a SQLite file, or a database on the test cluster."""
     if request.param == "sqlite":
@@ -118,6 +120,7 @@ def test_a_retry_decided_before_a_crash_is_replayed(mode: Mode, tmp_path: Path) 
     assert hooks == ["hook hotel attempt=1 retry=True"] * 2  # once per process, alike
 
 
+@pytest.mark.postgres
 def test_two_workers_on_one_postgres_queue_run_each_of_twenty_runs_once(
     postgres: str, tmp_path: Path
 ) -> None:

@@ -24,7 +24,7 @@ from runner import (
 from tests.helpers.durable import Booking, drive_durable, durable, unique, untimed
 from tests.helpers.runs import Mode
 
-pytestmark = pytest.mark.usefixtures("launched")
+pytestmark = [pytest.mark.durable, pytest.mark.usefixtures("launched")]
 
 
 class Refused(Exception):

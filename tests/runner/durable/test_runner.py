@@ -51,7 +51,7 @@ from tests.helpers import ROOT, runs
 from tests.helpers.durable import Booking, drive_durable, durable, recorded, unique, untimed
 from tests.helpers.runs import Mode
 
-pytestmark = pytest.mark.usefixtures("launched")
+pytestmark = [pytest.mark.durable, pytest.mark.usefixtures("launched")]
 
 
 class Tools:
@@ -444,6 +444,7 @@ def test_without_the_extra_making_one_says_what_to_install(
     assert raised.value.name == "dbos"
 
 
+@pytest.mark.subprocess
 def test_importing_runner_imports_no_dbos() -> None:
     """``import runner`` (and naming ``DurableRunner``) loads neither DBOS nor SQLAlchemy."""
     code = (

@@ -265,6 +265,7 @@ def test_retry_after_from_the_openai_sdks_errors() -> None:
     assert retry_after(openai_status(429)) is None
 
 
+@pytest.mark.subprocess
 def test_importing_runner_imports_no_provider_sdk() -> None:
     """``import runner`` (and its handlers) loads neither openai nor httpx2."""
     code = (

@@ -164,6 +164,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 def test_a_run_paused_in_one_process_resumes_in_another() -> None:
     """The JSON of a paused run is all a new process with a new Runner needs."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -216,6 +217,7 @@ STORE_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 def test_a_paused_run_kept_in_a_sqlite_file_resumes_in_another_process(tmp_path: Path) -> None:
     """A new process finds the paused run in the file by its id, resumes it, and the
     session in the file holds the whole turn; the paused state is gone after."""

@@ -93,6 +93,7 @@ def test_capture_content_needs_a_provider_and_a_bool(traced: Traced) -> None:
         Runner(echo(), tracer_provider=traced.provider, capture_content="yes")  # type: ignore[arg-type]
 
 
+@pytest.mark.subprocess
 def test_importing_and_running_hookline_imports_no_opentelemetry() -> None:
     """``import runner`` and an untraced run load no OpenTelemetry module, nor the
     runner's telemetry module."""
@@ -110,6 +111,7 @@ def test_importing_and_running_hookline_imports_no_opentelemetry() -> None:
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.subprocess
 def test_without_the_extra_hookline_runs_and_tracing_says_what_to_install() -> None:
     """With OpenTelemetry not installed, runs work; a tracer_provider is an ImportError
     naming the extra."""

@@ -844,6 +844,7 @@ def run_python(code: str) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.subprocess
 def test_importing_runner_does_not_import_pydantic() -> None:
     """pydantic is imported when a tool is made, never by ``import runner``."""
     code = (
@@ -855,6 +856,7 @@ def test_importing_runner_does_not_import_pydantic() -> None:
     assert run_python(code).split() == ["False", "True"]
 
 
+@pytest.mark.subprocess
 def test_a_plain_tool_works_where_pydantic_is_missing() -> None:
     """In a fresh interpreter that cannot import pydantic, a plain tool runs a whole run."""
     code = (

@@ -274,6 +274,7 @@ def test_without_the_extra_making_a_model_says_what_to_install(
     assert raised.value.name == "openai"
 
 
+@pytest.mark.subprocess
 def test_importing_hookline_imports_no_sdk() -> None:
     """``import runner, hooks`` loads neither the SDK, pydantic nor httpx2."""
     code = (

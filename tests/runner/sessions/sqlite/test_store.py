@@ -430,6 +430,7 @@ def worker_turn(message: str) -> tuple[Message, ...]:
     )
 
 
+@pytest.mark.subprocess
 def test_processes_racing_on_one_session_one_wins_nothing_lost(tmp_path: Path) -> None:
     """Four processes run one session at once on a new file: one wins, three are told it is
     busy before they load; run again one by one, each turn lands whole and in order."""
@@ -453,6 +454,7 @@ def test_processes_racing_on_one_session_one_wins_nothing_lost(tmp_path: Path) -
         assert store.load("u", "s") == Session(expected, 4)
 
 
+@pytest.mark.subprocess
 def test_a_killed_process_leaves_a_session_another_continues(tmp_path: Path) -> None:
     """A process that dies mid-run (``os._exit``) keeps the session busy until its lease
     expires; then another process continues it, and nothing of the dead run was saved.
@@ -474,6 +476,7 @@ def test_a_killed_process_leaves_a_session_another_continues(tmp_path: Path) -> 
     assert session.messages == (*worker_turn("first"), *worker_turn("later"))
 
 
+@pytest.mark.subprocess
 def test_stores_in_two_processes_conflict_instead_of_losing_a_turn(
     store: SQLiteSessionStore, path: Path
 ) -> None:
@@ -491,6 +494,7 @@ def test_stores_in_two_processes_conflict_instead_of_losing_a_turn(
     assert store.load("u", "s").messages == (Message("user", "theirs"),)
 
 
+@pytest.mark.subprocess
 def test_a_paused_state_is_seen_by_another_process(store: SQLiteSessionStore) -> None:
     """A paused run's state saved by one process is read by another."""
     store.save_paused("r1", "u", "s", '{"step": 2}')
