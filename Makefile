@@ -1,10 +1,11 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Each makes .venv itself.
+# `make check` is the fast lane while working: the same checks without the slow tests.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench mutate clean
+.PHONY: demo test check bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,16 +18,35 @@ demo: $(STAMP)
 	$(BIN)/python -m examples.streaming
 	$(BIN)/python -m examples.approval
 
-# pytest, mypy, basedpyright, ruff and the import contracts all run; the target fails if any
-# of them failed.
+# Every test under coverage.py (branches, the processes tests start too; the floor is
+# [tool.coverage.report] fail_under in pyproject.toml), then mypy, basedpyright, ruff and
+# the import contracts (lint-imports); the target fails if any of them failed.
 test: $(STAMP)
 	@status=0; \
-	$(BIN)/python -m pytest || status=1; \
+	$(BIN)/python -m coverage erase; \
+	$(BIN)/python -m coverage run -m pytest || status=1; \
+	$(BIN)/python -m coverage combine -q; \
+	$(BIN)/python -m coverage report || status=1; \
 	$(BIN)/python -m mypy || status=1; \
 	$(BIN)/basedpyright || status=1; \
 	$(BIN)/python -m ruff check . || status=1; \
 	$(BIN)/python -m ruff format --check . || status=1; \
 	$(BIN)/lint-imports || status=1; \
+	exit $$status
+
+# The fast lane (under a minute on two cores): the tests not marked slow (no durable,
+# PostgreSQL, subprocess, typing or benchmark tests; markers in pyproject.toml), beside
+# the same checkers as `make test`; no coverage. The tests' output follows the checkers'.
+check: $(STAMP)
+	@status=0; out=$$(mktemp); \
+	$(BIN)/python -m pytest -q -m "not slow" >$$out 2>&1 & tests=$$!; \
+	$(BIN)/python -m mypy || status=1; \
+	$(BIN)/basedpyright || status=1; \
+	$(BIN)/python -m ruff check . || status=1; \
+	$(BIN)/python -m ruff format --check . || status=1; \
+	$(BIN)/lint-imports || status=1; \
+	wait $$tests || status=1; \
+	cat $$out; rm -f $$out; \
 	exit $$status
 
 bench: $(STAMP)
@@ -46,7 +66,7 @@ bench: $(STAMP)
 # mutmut's baseline runs every selected test and stops at a red one, so a run of runner
 # mutants only (MUTANTS='runner.*') leaves out the test modules that never import runner
 # (the hooks' own tests): a red hooks test cannot stop it. TESTS narrows further, to a
-# pytest -k expression: make mutate MUTANTS='runner._run.guarded.*' TESTS=test_runner_guarded
+# pytest -k expression: make mutate MUTANTS='runner._run.guarded.*' TESTS=test_guarded
 # Each mutant runs against the selected tests that reached its function in the baseline.
 # That map is rebuilt on every run: mutmut's incremental update keeps a stale one when a
 # test keeps its id but reaches other code, or code moves to another module (its mutants
@@ -54,7 +74,7 @@ bench: $(STAMP)
 # or after rm -rf mutants: do that before a run whose scores you report.
 TESTS ?=
 RUNNER_ONLY = $(if $(MUTANTS),$(if $(filter-out runner.%,$(MUTANTS)),,yes))
-NOT_RUNNER_TESTS = $(shell grep -L -E '^ *(from|import) runner' tests/test_*.py)
+NOT_RUNNER_TESTS = $(shell grep -L -r -E '^ *(from|import) runner' --include='test_*.py' tests)
 MUTATE_PYTEST_ARGS = $(if $(RUNNER_ONLY),$(addprefix --ignore=,$(NOT_RUNNER_TESTS))) \
 	$(if $(TESTS),-k '$(TESTS)')
 mutate: $(STAMP)
@@ -65,7 +85,7 @@ mutate: $(STAMP)
 	exit $$status
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis mutants
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis mutants .coverage .coverage.* htmlcov
 
 # The score per mutated file: killed / (mutants checked), where timeouts and type-check
 # kills count as killed and a mutant no test reaches counts as a survivor.

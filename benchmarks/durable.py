@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         report("SQLite", measure(runners, f"sqlite:///{directory / 'runs.db'}", runs))
         if not args.quick:
             if args.postgres is None:
-                from tests.postgres import cluster  # the tests' throwaway cluster
+                from tests.helpers.postgres import cluster  # the tests' throwaway cluster
 
                 postgres = f"{stack.enter_context(cluster())}/hookline_bench"
             else:

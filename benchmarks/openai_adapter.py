@@ -3,7 +3,7 @@
 Run ``python -m benchmarks.openai_adapter`` (``--quick`` for a smoke run).
 
 One round trip is one chat completion against the test suite's OpenAI-compatible server
-(``tests/openai_server.py``) on 127.0.0.1, with keep-alive: the request is a six-message
+(``tests/helpers/openai_server.py``) on 127.0.0.1, with keep-alive: the request is a six-message
 conversation (system, user, an assistant turn with a tool call, its result, a second
 user turn) offering two tools; the reply is a tool call with usage. Two contenders
 share one SDK client (so one connection pool), sync and async:
@@ -45,7 +45,7 @@ from openai.types.chat import ChatCompletion
 
 from runner import Message, ModelRequest, OpenAIChatModel, ToolCall, ToolSpec
 from runner._models.openai.wire import from_completion, to_messages, to_tools
-from tests.openai_server import OpenAIServer, completion, tool_call
+from tests.helpers.openai_server import OpenAIServer, completion, tool_call
 
 MODEL: Final = "bench-model"
 TARGET: Final = 1.10

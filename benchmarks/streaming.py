@@ -46,7 +46,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from runner import Message, ModelRequest, ModelResponse, ScriptedModel, TextDelta
 from runner._models.openai.stream import StreamReader
-from tests.openai_server import as_stream, completion, tool_call
+from tests.helpers.openai_server import as_stream, completion, tool_call
 
 SIZE: Final = 8
 REQUEST: Final = ModelRequest((Message("user", "Tell me a long story."),))

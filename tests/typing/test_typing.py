@@ -39,6 +39,8 @@ from typing import Final, NamedTuple, TypeAlias
 import pytest
 from mypy import api as mypy_api
 
+pytestmark = pytest.mark.subprocess  # mypy and pyright (a process) check every case
+
 HERE: Final = Path(__file__).resolve().parent
 ROOT: Final = HERE.parents[1]
 CASES_DIR: Final = HERE / "cases"

@@ -1,0 +1,144 @@
+"""The benchmarks keep running: a quick pass of each checks its contenders agree.
+
+No timing is asserted here; speed is measured and reported by ``make bench``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import hooks
+from benchmarks import (
+    dispatch,
+    durable,
+    openai_adapter,
+    runner,
+    sessions,
+    stream_runner,
+    streaming,
+    telemetry,
+    versions,
+)
+from tests.helpers.durable import forget_dbos_console
+
+pytestmark = pytest.mark.slow  # each runs a whole benchmark, quickly
+
+
+def test_dispatch_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The dispatch benchmark measures every contender and reports each target: fresh lists
+    against pluggy with callbacks that build their result and that return a constant, and
+    async callbacks against a hand loop awaiting each."""
+    assert dispatch.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for name in ("rb[list]", "rb[compiled]", "arb[compiled]", "hand[plain]", "pluggy"):
+        assert name in out
+    assert "rb[fresh] vs pluggy:" in out
+    assert "rb[fresh const] vs pluggy[const]:" in out
+    assert "arb[async]" in out
+    assert "whole dispatch vs ahand:" in out
+    assert out.count("target") >= 6
+
+
+def test_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The runner benchmark checks Runner and the hand loop agree, then reports its targets."""
+    assert runner.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "agent->model" in out
+    assert "model->tool->model" in out
+    assert "targets:" in out
+
+
+def test_openai_adapter_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The adapter benchmark checks both contenders send one body, then reports its targets."""
+    assert openai_adapter.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("adapter/sdk") == 2
+    assert "adapter's own work" in out
+    assert "targets:" in out
+
+
+def test_streaming_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The model-stream benchmark reports every contender's per-delta cost and first item,
+    and the OpenAI stream reader's cost per chunk."""
+    assert streaming.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for name in ("bare+wait", "ScriptedModel.astream", "ScriptedModel.stream"):
+        assert name in out
+    assert out.count(" µs") == 6
+    assert "StreamReader.read" in out
+
+
+def test_stream_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The streamed-run benchmark reports per-delta costs against the model's own stream,
+    for pieces that wait on the loop and pieces from memory, and the first delta."""
+    assert stream_runner.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("  Runner.stream ") == 2
+    assert out.count("first delta") == 2
+    assert "target" in out
+
+
+def test_telemetry_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The telemetry benchmark times untraced, no-op and SDK-traced runs, sync and async,
+    in both scenarios, and reports the target."""
+    assert telemetry.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(" untraced ") == 4
+    assert out.count("  no-op ") == 4
+    assert out.count(" sdk ") == 4
+    assert "agent->model" in out
+    assert "model->tool->model" in out
+    assert "target: no-op at most 1.3x untraced" in out
+
+
+def test_sessions_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The store benchmark checks both stores leave one conversation, then times a turn on
+    each at 0 and 10,000 messages and reports its targets."""
+    assert sessions.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for name in ("memory", "sqlite", "0 messages", "10,000 messages"):
+        assert name in out
+    assert out.count("target <=") == 3
+    assert "targets:" in out
+
+
+@pytest.mark.durable
+def test_durable_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The durable-run benchmark (quick: SQLite only) reports the overhead per step of both
+    forms against the plain runner."""
+    try:
+        assert durable.main(["--quick"]) == 0
+    finally:
+        forget_dbos_console()  # it wrote to this test's capture, closed after it
+    out = capsys.readouterr().out
+    assert "SQLite: median ms per run" in out
+    assert "Postgres" not in out
+    assert out.count("DurableRunner.") == 2
+    assert "durable run adds" in out
+    assert "durable run_async adds" in out
+
+
+def test_versions_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The versions benchmark checks 0.1 out in a git worktree, runs every scenario in both
+    versions, reports the ratios and the calls into each project, and leaves no worktree
+    behind and this tree's packages in place. Without git it fails: nothing is skipped."""
+    root = Path(hooks.__file__).resolve().parent.parent
+    assert versions.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for name in versions.SCENARIOS:
+        assert out.count(f"{name} ") >= 2  # a time row and a calls row
+    assert "this/0.1" in out
+    assert out.count("target") == 2
+    assert "calls into the project per run" in out
+    assert sys.modules["hooks"] is hooks
+    listed = subprocess.run(
+        ["git", "-C", str(root), "worktree", "list", "--porcelain"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "hookline-versions-" not in listed

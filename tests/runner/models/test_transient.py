@@ -1,0 +1,279 @@
+"""Reading an error for retrying: ``is_transient`` and ``retry_after``, by duck typing."""
+
+from __future__ import annotations
+
+import email.message
+import email.utils
+import math
+import subprocess
+import sys
+import time
+import urllib.error
+from collections.abc import Mapping
+
+import httpx2
+import openai
+import pytest
+
+from runner import is_transient, retry_after
+
+REQUEST = httpx2.Request("POST", "https://api.openai.com/v1/chat/completions")
+
+
+class FakeResponse:
+    """A provider's HTTP response as an SDK keeps it: a status and headers."""
+
+    def __init__(self, status_code: int, headers: Mapping[str, str]) -> None:
+        self.status_code = status_code
+        self.headers = dict(headers)
+
+
+class ProviderError(Exception):
+    """A provider SDK's status error: ``status_code`` and ``response.headers``."""
+
+    def __init__(self, status_code: int, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(f"HTTP {status_code}")
+        self.status_code = status_code
+        self.response = FakeResponse(status_code, headers or {})
+
+
+class OnlyResponse(Exception):
+    """An error whose status is on its ``response`` only (as httpx's ``HTTPStatusError``)."""
+
+    def __init__(self, status_code: int) -> None:
+        super().__init__(f"HTTP {status_code}")
+        self.response = FakeResponse(status_code, {})
+
+
+class StatusError(Exception):
+    """An error with a ``status`` attribute (as aiohttp's ``ClientResponseError``)."""
+
+    def __init__(self, status: object) -> None:
+        super().__init__(f"status {status!r}")
+        self.status = status
+
+
+class APITimeoutError(Exception):
+    """A provider's timeout, recognised by its class name alone."""
+
+
+class SlowModelTimeout(APITimeoutError):
+    """A subclass: the name is found among the bases."""
+
+
+class Unreadable(Exception):
+    """An error whose ``response`` and ``headers`` raise when read."""
+
+    @property
+    def response(self) -> object:
+        """Raises, as httpx's ``request`` does when it was never set."""
+        raise RuntimeError("no response")
+
+    @property
+    def headers(self) -> object:
+        """Raises too."""
+        raise RuntimeError("no headers")
+
+
+class BadHeaders(Exception):
+    """An error whose ``headers`` has an ``items`` that fails."""
+
+    class _Headers:
+        def items(self) -> object:
+            raise ValueError("not a mapping")
+
+    headers = _Headers()
+
+
+def openai_status(status: int, headers: Mapping[str, str] | None = None) -> openai.APIStatusError:
+    """The openai SDK's own error for an HTTP ``status``, over a real ``httpx2.Response``."""
+    kinds: dict[int, type[openai.APIStatusError]] = {
+        400: openai.BadRequestError,
+        401: openai.AuthenticationError,
+        409: openai.ConflictError,
+        422: openai.UnprocessableEntityError,
+        429: openai.RateLimitError,
+        500: openai.InternalServerError,
+        503: openai.InternalServerError,
+    }
+    response = httpx2.Response(status, headers=headers or {}, request=REQUEST)
+    return kinds[status](f"Error code: {status}", response=response, body=None)
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504, 529])
+def test_transient_statuses(status: int) -> None:
+    """408, 409, 429 and every 5xx are transient, on ``status_code`` or ``response``."""
+    assert is_transient(ProviderError(status))
+    assert is_transient(OnlyResponse(status))
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 413, 422])
+def test_other_statuses_are_not_transient(status: int) -> None:
+    """Any other status is not transient: the same request would fail the same way."""
+    assert not is_transient(ProviderError(status))
+    assert not is_transient(OnlyResponse(status))
+
+
+def test_a_status_attribute_counts_when_it_is_an_http_status() -> None:
+    """``status`` is read like ``status_code``, but only an int within 100-599 counts."""
+    assert is_transient(StatusError(503))
+    assert not is_transient(StatusError(404))
+    for odd in (True, 7, 600, "503", None):
+        assert not is_transient(StatusError(odd))
+
+
+def test_the_status_decides_before_the_class() -> None:
+    """A timeout class with a 400 status is not transient: the server's answer wins."""
+
+    class TimeoutWithStatus(TimeoutError):
+        status_code = 400
+
+    assert not is_transient(TimeoutWithStatus())
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        TimeoutError("slow"),
+        ConnectionError("down"),
+        ConnectionResetError("reset"),
+        ConnectionRefusedError("refused"),
+        BrokenPipeError("pipe"),
+        APITimeoutError("by name"),
+        SlowModelTimeout("by a base's name"),
+    ],
+    ids=repr,
+)
+def test_transient_classes(error: Exception) -> None:
+    """Builtin timeouts and lost connections, and the SDKs' class names, are transient."""
+    assert is_transient(error)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ValueError("bad"), PermissionError("revoked"), OSError("disk"), KeyError("k")],
+    ids=repr,
+)
+def test_other_classes_are_not_transient(error: Exception) -> None:
+    """Anything else is not transient."""
+    assert not is_transient(error)
+
+
+def test_x_should_retry_decides_first() -> None:
+    """``x-should-retry`` overrides the status both ways; other values are ignored."""
+    assert not is_transient(ProviderError(429, {"x-should-retry": "false"}))
+    assert is_transient(ProviderError(400, {"X-Should-Retry": " TRUE "}))
+    assert is_transient(ProviderError(429, {"x-should-retry": "maybe"}))
+
+
+def test_attributes_that_raise_count_as_absent() -> None:
+    """A ``response`` or ``headers`` that raises when read is no answer, never an error."""
+    assert not is_transient(Unreadable())
+    assert retry_after(Unreadable()) is None
+    assert not is_transient(BadHeaders())
+    assert retry_after(BadHeaders()) is None
+
+
+def test_the_openai_sdks_own_errors() -> None:
+    """The real openai classes are read as the fakes are, without the runner importing them."""
+    assert is_transient(openai_status(429))
+    assert is_transient(openai_status(500))
+    assert is_transient(openai_status(503))
+    assert is_transient(openai_status(409))
+    assert is_transient(openai.APITimeoutError(request=REQUEST))
+    assert is_transient(openai.APIConnectionError(request=REQUEST))
+    assert not is_transient(openai_status(400))
+    assert not is_transient(openai_status(401))
+    assert not is_transient(openai_status(422))
+    assert not is_transient(openai_status(429, {"x-should-retry": "false"}))
+
+
+def test_httpx_errors() -> None:
+    """httpx's transport errors and its status error are read by name and by response."""
+    assert is_transient(httpx2.ConnectTimeout("slow", request=REQUEST))
+    assert is_transient(httpx2.ReadError("reset", request=REQUEST))
+    assert is_transient(httpx2.RemoteProtocolError("closed", request=REQUEST))
+    assert not is_transient(httpx2.UnsupportedProtocol("ftp", request=REQUEST))
+    busy = httpx2.Response(503, request=REQUEST)
+    assert is_transient(httpx2.HTTPStatusError("busy", request=REQUEST, response=busy))
+    gone = httpx2.Response(404, request=REQUEST)
+    assert not is_transient(httpx2.HTTPStatusError("gone", request=REQUEST, response=gone))
+
+
+def test_urllib_http_errors() -> None:
+    """urllib's ``HTTPError`` carries ``status`` and its own ``headers``: both are read."""
+    headers = email.message.Message()
+    headers["Retry-After"] = "3"
+    error = urllib.error.HTTPError("https://example.com", 503, "busy", headers, None)
+    assert is_transient(error)
+    assert retry_after(error) == 3.0
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "2"}, 2.0),
+        ({"Retry-After": "1.5"}, 1.5),
+        ({"retry-after": "0"}, 0.0),
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+        ({"retry-after-ms": "soon", "retry-after": "9"}, 9.0),
+        ({"retry-after": "1e400"}, math.inf),
+        ({"retry-after": "soon"}, None),
+        ({"retry-after": "-1"}, None),
+        ({"retry-after": "nan"}, None),
+        ({"retry-after-ms": "-5"}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after_in_seconds_and_milliseconds(
+    headers: dict[str, str], seconds: float | None
+) -> None:
+    """``retry-after-ms`` first, then ``retry-after`` seconds; malformed values are ignored."""
+    assert retry_after(ProviderError(429, headers)) == seconds
+
+
+def test_retry_after_as_an_http_date() -> None:
+    """An HTTP date is the time left until then; a date past is 0."""
+    soon = email.utils.formatdate(time.time() + 20, usegmt=True)
+    wait = retry_after(ProviderError(429, {"retry-after": soon}))
+    assert wait is not None
+    assert 18 <= wait <= 20
+    past = email.utils.formatdate(time.time() - 60, usegmt=True)
+    assert retry_after(ProviderError(429, {"retry-after": past})) == 0.0
+
+
+def test_retry_after_date_without_a_zone_is_utc() -> None:
+    """A ``-0000`` date (no zone claimed) is read as UTC, not as local time."""
+    soon = email.utils.formatdate(time.time() + 20)  # ends in "-0000"
+    assert soon.endswith("-0000")
+    wait = retry_after(ProviderError(429, {"retry-after": soon}))
+    assert wait is not None
+    assert 18 <= wait <= 20
+
+
+def test_retry_after_without_headers() -> None:
+    """An error with no response and no headers asked for no wait."""
+    assert retry_after(TimeoutError("slow")) is None
+    assert retry_after(openai.APITimeoutError(request=REQUEST)) is None
+
+
+def test_retry_after_from_the_openai_sdks_errors() -> None:
+    """The real ``RateLimitError``'s ``httpx2`` headers are read, case-insensitively."""
+    assert retry_after(openai_status(429, {"Retry-After": "2"})) == 2.0
+    assert retry_after(openai_status(429, {"retry-after-ms": "1500"})) == 1.5
+    assert retry_after(openai_status(429)) is None
+
+
+@pytest.mark.subprocess
+def test_importing_runner_imports_no_provider_sdk() -> None:
+    """``import runner`` (and its handlers) loads neither openai nor httpx2."""
+    code = (
+        "import sys, runner; "
+        "sdks = {'openai', 'httpx2', 'httpx'}; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in sdks))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,138 @@
+"""The engine seam: a run executes its attempts and reads its clock, ids and waits through it."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from hooks import ErrorResult, Failure, ModelResponse, OnToolError, Outcome, Retry
+from runner import (
+    Agent,
+    Message,
+    RetryEvent,
+    Runner,
+    RunResult,
+    ScriptedModel,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+)
+from runner._run.drive import complete
+from runner._run.engine import Engine, ModelAttempt, ToolAttempt
+from tests.helpers.runs import Mode, calling
+
+
+class Logged:
+    """An engine that runs attempts in process and logs each call; a clock ticking 100, 101..."""
+
+    def __init__(self, *, ordered: bool = False) -> None:
+        self.log: list[str] = []
+        self.ticks = itertools.count(100)
+        self._ordered = ordered
+
+    @property
+    def ordered(self) -> bool:
+        """As made."""
+        return self._ordered
+
+    def now(self) -> float:
+        """The next tick."""
+        return float(next(self.ticks))
+
+    def new_id(self) -> str:
+        """Always the same."""
+        return "made-by-the-engine"
+
+    async def model(self, branch: str, attempt: ModelAttempt, /) -> Outcome[ModelResponse]:
+        """Log, then run the attempt."""
+        self.log.append(f"model {branch}")
+        return await attempt()
+
+    async def tool(
+        self, branch: str, call: ToolCall, attempt: ToolAttempt, /
+    ) -> Outcome[ToolResult]:
+        """Log, then run the attempt."""
+        self.log.append(f"tool {branch} {call.name}")
+        return await attempt()
+
+    async def delay(self, seconds: float, /) -> float:
+        """Always 7 seconds, whatever the run drew."""
+        self.log.append("delay")
+        return 7.0
+
+    async def sleep(self, seconds: float, is_async: bool, /) -> None:
+        """Log instead of sleeping."""
+        self.log.append(f"sleep {seconds}")
+
+
+class RetryOnce(OnToolError):
+    def on_tool_error(
+        self, failure: Failure[Exception], ctx: ToolContext, /
+    ) -> ErrorResult[ToolContext, ToolResult]:
+        return Retry(ctx) if ctx.attempt == 1 else failure
+
+
+def run_on(engine: Engine, agent: Agent, mode: Mode) -> RunResult:
+    """One run of ``agent`` with ``engine``, through the runner's own start."""
+    with Runner(agent, callbacks=[RetryOnce()]) as runner:
+        run = runner._start("go", "user", None, (), is_async=mode == "async", engine=engine)
+        try:
+            coro = run.run(agent, Message("user", "go"))
+            return complete(coro) if mode == "sync" else asyncio.run(coro)
+        finally:
+            runner._finish(run)
+
+
+def test_attempts_times_ids_and_waits_all_come_from_the_engine(mode: Mode) -> None:
+    """Every model and tool attempt, the retry's wait and sleep, each record's time, the fresh
+    session's id: the engine's."""
+    failures = [ConnectionError("once")]
+
+    def flaky() -> str:
+        """Fail once."""
+        if failures:
+            raise failures.pop()
+        return "ok"
+
+    model = ScriptedModel([calling(ToolCall("c1", "flaky", {})), "done"])
+    engine = Logged()
+    result = run_on(engine, Agent("seam", model, tools=[flaky]), mode)
+    assert engine.log == [
+        "model seam",
+        "tool seam flaky",
+        "delay",
+        "sleep 7.0",
+        "tool seam flaky",
+        "model seam",
+    ]
+    assert [event.time for event in result.events] == [100.0 + n for n in range(11)]
+    [retry] = [event for event in result.events if isinstance(event, RetryEvent)]
+    assert retry.delay == 7.0
+    assert result.session_id == "made-by-the-engine"
+
+
+def test_an_ordered_engine_runs_one_response_s_tool_calls_one_by_one() -> None:
+    """Async tool calls of one response overlap on the in-process engine, not on an ordered one."""
+
+    def overlapping(ordered: bool) -> list[str]:
+        log: list[str] = []
+
+        async def first() -> str:
+            """Yield to the loop mid-call."""
+            log.append("first starts")
+            await asyncio.sleep(0.01)
+            log.append("first ends")
+            return "1"
+
+        async def second() -> str:
+            """Be quick."""
+            log.append("second")
+            return "2"
+
+        calls = calling(ToolCall("a", "first", {}), ToolCall("b", "second", {}))
+        agent = Agent("calls", ScriptedModel([calls, "done"]), tools=[first, second])
+        run_on(Logged(ordered=ordered), agent, "async")
+        return log
+
+    assert overlapping(ordered=False) == ["first starts", "second", "first ends"]
+    assert overlapping(ordered=True) == ["first starts", "first ends", "second"]
