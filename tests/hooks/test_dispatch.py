@@ -12,7 +12,6 @@ import copy
 import dataclasses
 import inspect
 import pickle
-import types
 import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -26,7 +25,6 @@ from hooks import (
     ON_MODEL_ERROR,
     AfterPoint,
     BeforePoint,
-    Callbacks,
     CompiledCallbacks,
     Cont,
     DispatchPolicy,
