@@ -342,7 +342,7 @@ class Runner:
             run_id=run_id,
             user_id=user_id,
             session_id=session_id,
-            compile=lambda agent: table[id(agent)],
+            setups=table,
             settings=Settings(
                 retry=self.retry,
                 max_steps=self.max_steps,

@@ -189,6 +189,48 @@ def test_sync_run_refuses_async_parts_before_anything_runs(
         assert asyncio.run(runner.run_async("hi", callbacks=where.get("run", []))).output == "ok"
 
 
+@pytest.mark.parametrize("where", ["runner", "run"])
+def test_a_refused_sync_run_is_refused_again_with_the_same_callbacks(where: str) -> None:
+    """A refusal is never remembered as a pass: the same list is refused on every sync run,
+    before and after an async run that could use it, and no hook runs."""
+    seen, hooks = Seen(), [AsyncHook()]
+    runner_callbacks: list[object] = [seen, *hooks] if where == "runner" else [seen]
+    run_callbacks = hooks if where == "run" else []
+    with Runner(Agent("assistant", ScriptedModel(default="ok")), callbacks=runner_callbacks) as r:
+        for _ in range(2):
+            with pytest.raises(InvalidCallbacks, match="before_model is async"):
+                r.run("hi", callbacks=run_callbacks)
+        assert seen.started == 0
+        assert asyncio.run(r.run_async("hi", callbacks=run_callbacks)).output == "ok"
+        with pytest.raises(InvalidCallbacks, match="before_model is async"):
+            r.run("hi", callbacks=run_callbacks)
+    assert seen.started == 1
+
+
+class PlainToolWrap:
+    """A plain def tool wrap: a sync run takes it, an async run refuses it."""
+
+    def wrap_tool(self, ctx: object, call_next: Callable[[object], object], /) -> object:
+        """Call on."""
+        return call_next(ctx)
+
+
+def test_a_refused_async_run_is_refused_again_with_the_same_callbacks() -> None:
+    """A plain def wrap is refused on every async run, before and after sync runs that take
+    it, and no hook runs."""
+    seen = Seen()
+    wraps = [PlainToolWrap()]
+    with Runner(Agent("assistant", ScriptedModel(default="ok")), callbacks=[seen]) as runner:
+        for _ in range(2):
+            with pytest.raises(InvalidCallbacks, match="plain def"):
+                asyncio.run(runner.run_async("hi", callbacks=wraps))
+        assert seen.started == 0
+        assert runner.run("hi", callbacks=wraps).output == "ok"
+        with pytest.raises(InvalidCallbacks, match="plain def"):
+            asyncio.run(runner.run_async("hi", callbacks=wraps))
+    assert seen.started == 1
+
+
 def test_run_inside_a_running_loop_is_refused() -> None:
     """``run`` called from async code raises ``RuntimeError`` pointing to ``run_async``."""
     model = ScriptedModel(["ok"])

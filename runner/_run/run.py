@@ -19,7 +19,6 @@ from hooks import (
     AFTER_AGENT,
     BEFORE_AGENT,
     AgentContext,
-    CompiledCallbacks,
     Cont,
     Decision,
     Failure,
@@ -49,6 +48,7 @@ from runner._events import (
 )
 from runner._pause.pending import BatchPaused, Frame, TurnPaused
 from runner._pause.runstate import RunState
+from runner._run.callbacks import AgentSetup
 from runner._run.calls import batch
 from runner._run.guarded import MODEL, guarded
 from runner._run.plan import Plan
@@ -69,7 +69,7 @@ class Run:
 
     __slots__ = (
         "_plans",
-        "compile",
+        "_setups",
         "decisions",
         "id",
         "lease",
@@ -88,7 +88,7 @@ class Run:
         run_id: str,
         user_id: str,
         session_id: str,
-        compile: Callable[[Agent], CompiledCallbacks],
+        setups: Mapping[int, AgentSetup],
         settings: Settings,
         sessions: SessionStore,
         lease: RunLease,
@@ -96,7 +96,7 @@ class Run:
         self.id: Final = run_id
         self.user_id: Final = user_id
         self.session_id: Final = session_id
-        self.compile: Final = compile
+        self._setups: Final = setups  # by agent id
         self.settings: Final = settings
         self.sessions: Final = sessions
         self.lease: Final = lease
@@ -119,7 +119,7 @@ class Run:
                 session_id=self.session_id,
                 state=self.state,
             )
-            plan = Plan(agent, invocation, self.compile(agent), self.settings)
+            plan = Plan(agent, invocation, self._setups[id(agent)], self.settings)
             self._plans[branch] = plan
         return plan
 
