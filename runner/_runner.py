@@ -51,6 +51,7 @@ __all__ = ["Runner"]
 logger: Final = logging.getLogger("runner")
 
 _DEFAULT_POLICY: Final = DispatchPolicy()
+_NO_CALLBACKS: Final = compile_callbacks(())
 
 
 @final
@@ -332,17 +333,40 @@ class Runner:
         runner the engine, the id and the store the loop sees."""
         as_message(message)  # refused before anything is claimed
         check_id("user_id", user_id)
-        if session_id is not None:
+        fresh = session_id is None
+        if not fresh:
             check_id("session_id", session_id)
-        table = self._table.for_run(compile_callbacks(callbacks), check_sync=not is_async)
+        run_callbacks = (
+            _NO_CALLBACKS
+            if not callbacks and type(callbacks) is tuple
+            else compile_callbacks(callbacks)
+        )
+        setups = self._table.for_run(run_callbacks, check_sync=not is_async)
         run_id = engine.new_id() if run_id is None else run_id
         session_id = engine.new_id() if session_id is None else session_id
-        lease = RunLease(self.sessions, user_id, session_id, owner=run_id, ttl=self.session_lease)
+        # A fresh session's id is 128 random bits nobody knows until the run shows it: to
+        # its callbacks, its stream, its spans, its result. A run with none of the first
+        # three, on the runner's own in-memory store, is one no other run can name, so it
+        # takes no lease; every other run holds its session's lease in the store.
+        private = (
+            fresh
+            and setups.silent
+            and channel is None
+            and self._telemetry is None
+            and engine is IN_PROCESS
+            and sessions is None
+            and type(self.sessions) is InMemorySessions
+        )
+        lease = (
+            None
+            if private
+            else RunLease(self.sessions, user_id, session_id, owner=run_id, ttl=self.session_lease)
+        )
         run = Run(
             run_id=run_id,
             user_id=user_id,
             session_id=session_id,
-            setups=table,
+            setups=setups.by_agent,
             settings=Settings(
                 retry=self.retry,
                 max_steps=self.max_steps,
@@ -367,11 +391,12 @@ class Runner:
                 )
                 raise RuntimeError(msg)
             self._active.add(key)
-        try:  # the store's lease: no other runner or process may run the session meanwhile
-            lease.acquire()
-        except BaseException:
-            self._finish(run, held=False)
-            raise
+        if lease is not None:
+            try:  # the store's lease: no other runner or process may run the session meanwhile
+                lease.acquire()
+            except BaseException:
+                self._finish(run, held=False)
+                raise
         return run
 
     def _resumed(
@@ -396,15 +421,16 @@ class Runner:
         return run
 
     def _finish(self, run: Run, *, held: bool = True) -> None:
-        if held:
+        lease = run.lease
+        if held and lease is not None:
             try:
-                run.lease.release()
+                lease.release()
             except Exception:  # the lease expires by itself: the run's own outcome stands
                 logger.exception(
                     "could not release the lease of run %s on session %r; it expires in %gs",
                     run.id,
                     run.session_id,
-                    run.lease.ttl,
+                    lease.ttl,
                 )
         with self._lock:
             self._active.discard((run.user_id, run.session_id))

@@ -21,7 +21,7 @@ from runner._agent import Agent
 from runner._run.readiness import POINTS, ready_for_async, ready_for_sync
 from runner._streaming.delta import ON_DELTA
 
-__all__ = ["AgentSetup", "CallbackTable"]
+__all__ = ["AgentSetup", "CallbackTable", "Setups"]
 
 _SIZE: Final = 64  # run-callbacks lists kept; past it the table starts over
 
@@ -57,6 +57,18 @@ class AgentSetup:
         self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
 
 
+@final
+class Setups:
+    """Every agent's ``AgentSetup`` for one kind of run, by agent id; ``silent`` when no
+    agent has any callback (nothing of the run is shown to a callback)."""
+
+    __slots__ = ("by_agent", "silent")
+
+    def __init__(self, by_agent: dict[int, AgentSetup]) -> None:
+        self.by_agent: Final = by_agent
+        self.silent: Final = not any(setup.compiled for setup in by_agent.values())
+
+
 @dataclass(slots=True)
 class _Entry:
     """One run-callbacks list: its items, per agent id the combined lists, and what a sync
@@ -64,8 +76,8 @@ class _Entry:
 
     items: tuple[object, ...]
     combined: dict[int, CompiledCallbacks]
-    for_sync: dict[int, AgentSetup] | None = field(default=None)
-    for_async: dict[int, AgentSetup] | None = field(default=None)
+    for_sync: Setups | None = field(default=None)
+    for_async: Setups | None = field(default=None)
 
 
 @final
@@ -82,9 +94,7 @@ class CallbackTable:
         # The run callbacks' items (by identity) -> their entry.
         self._combined: dict[tuple[int, ...], _Entry] = {}
 
-    def for_run(
-        self, run_callbacks: CompiledCallbacks, *, check_sync: bool
-    ) -> dict[int, AgentSetup]:
+    def for_run(self, run_callbacks: CompiledCallbacks, *, check_sync: bool) -> Setups:
         """Per agent id: the runner's, the run's, then the agent's own callbacks, as a sync
         run (``check_sync``) or an async one dispatches them.
 
@@ -107,9 +117,7 @@ class CallbackTable:
             entry.for_async = self._checked(entry.combined, is_async=True)
         return entry.for_async
 
-    def _checked(
-        self, combined: dict[int, CompiledCallbacks], *, is_async: bool
-    ) -> dict[int, AgentSetup]:
+    def _checked(self, combined: dict[int, CompiledCallbacks], *, is_async: bool) -> Setups:
         """Every agent's callbacks checked for that kind of run, then decided for it.
 
         A check's verdict cannot go stale: an agent is immutable, and a compiled list
@@ -120,10 +128,12 @@ class CallbackTable:
                 ready_for_async(combined[id(agent)])
             else:
                 ready_for_sync(agent, combined[id(agent)])
-        return {
-            id(agent): AgentSetup(agent, combined[id(agent)], is_async=is_async)
-            for agent in self._agents
-        }
+        return Setups(
+            {
+                id(agent): AgentSetup(agent, combined[id(agent)], is_async=is_async)
+                for agent in self._agents
+            }
+        )
 
     def clear(self) -> None:
         """Forget the combined lists (a closed runner keeps none alive)."""

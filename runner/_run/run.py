@@ -62,6 +62,8 @@ __all__ = ["Run"]
 
 T = TypeVar("T")
 
+_NOTHING: Final[Mapping[str, Any]] = MappingProxyType({})
+
 
 @final
 class Run:
@@ -91,7 +93,7 @@ class Run:
         setups: Mapping[int, AgentSetup],
         settings: Settings,
         sessions: SessionStore,
-        lease: RunLease,
+        lease: RunLease | None,
     ) -> None:
         self.id: Final = run_id
         self.user_id: Final = user_id
@@ -99,7 +101,7 @@ class Run:
         self._setups: Final = setups  # by agent id
         self.settings: Final = settings
         self.sessions: Final = sessions
-        self.lease: Final = lease
+        self.lease: Final = lease  # None: a run no other run can name holds no lease
         self.state: Final = State()
         self.record: Final = Record(settings.channel)
         self.steps = 0
@@ -126,7 +128,8 @@ class Run:
     async def run(self, root: Agent, message: Message) -> RunResult:
         """The whole run: the root agent's turn, the session saved, the result."""
         session = self.sessions.load(self.user_id, self.session_id)
-        self.state.seed(session.state, scope="session")
+        if session.state:
+            self.state.seed(session.state, scope="session")
         return await self._root_turn(root, session, message, None)
 
     async def resume(self, root: Agent, state: RunState) -> RunResult:
@@ -164,7 +167,7 @@ class Run:
         except StopRun as stop:
             now = self.settings.engine.now()
             self.record.add(StopEvent(root.name, root.name, now, reason=stop.reason))
-            self._save(answered(history.messages), session.version)
+            self._save(answered(history.messages), session)
             return self._result(root, "", "stopped", stop.reason, None)
         except TurnPaused as paused:
             # The session stays at the version the state builds on (the turn so far
@@ -176,7 +179,7 @@ class Run:
                 self.id, self.user_id, self.session_id, result.state.to_json()
             )
             return result
-        self._save(settled(history.messages), session.version)
+        self._save(settled(history.messages), session)
         return self._result(root, response.text, "completed", None, response)
 
     def turn(
@@ -264,7 +267,8 @@ class Run:
             self.steps += 1
             if self.steps > self.settings.max_steps:
                 raise MaxStepsExceeded(agent.name, self.settings.max_steps)
-            self.lease.renew()
+            if self.lease is not None:
+                self.lease.renew()
             request = ModelRequest(history.messages.headed(plan.system), agent.specs)
             outcome, _ = await guarded(
                 self.settings,
@@ -293,9 +297,14 @@ class Run:
         model = settings.engine.model
         return lambda ctx: model(settings, plan, ctx)
 
-    def _save(self, messages: Transcript, version: int) -> None:
-        state = self.state.snapshot(scope="session")
-        self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
+    def _save(self, messages: Transcript, session: Session) -> None:
+        state = self.state.snapshot(scope="session") if len(self.state) else _NOTHING
+        # A session that had no state and gets none keeps it so (the save succeeds only if
+        # the session is as loaded): no state is written.
+        kept = state if state or session.state else None
+        self.sessions.save(
+            self.user_id, self.session_id, messages, version=session.version, state=kept
+        )
         if self.decisions:  # a resumed run that ended: its paused state is done with
             self.sessions.delete_paused(self.id)
 
@@ -311,8 +320,14 @@ class Run:
         version: int = 0,
     ) -> RunResult:
         usage = self.settings.meter.usage
+        if len(self.state):
+            data = self.state.snapshot()
+            session_keys = tuple(self.state.snapshot(scope="session"))
+        else:  # nothing was set: no copies to make
+            data, session_keys = _NOTHING, ()
+        decisions = MappingProxyType(dict(self.decisions)) if self.decisions else _NOTHING
         state = RunState(
-            self.state.snapshot(),
+            data,
             self.id,
             root.name,
             self.user_id,
@@ -321,9 +336,9 @@ class Run:
             version,
             self.steps,
             frame,
-            MappingProxyType(dict(self.decisions)),
+            decisions,
             usage,
-            tuple(self.state.snapshot(scope="session")),
+            session_keys,
         )
         return RunResult(
             output,
@@ -335,7 +350,7 @@ class Run:
             self.id,
             state,
             usage,
-            state.pending,
+            () if frame is None else state.pending,
         )
 
 
