@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, assert_never
 
 from hooks import (
@@ -128,16 +129,17 @@ async def tool_call(
         child = frame.children.get(call.id)
         if type(decision) is Edit:
             call = replace(call, args=decision.args)
-    record.add(ToolCallEvent(*plan.here(), call=call))
+    record.add(ToolCallEvent(plan.name, plan.branch, plan.clock(), call=call))
+    settings = run.settings
     operation = guarded(
-        run.settings,
+        settings,
         plan,
         TOOL,
-        ToolContext(plan.invocation, call, decision=decision),
-        execute=lambda ctx: _tool(run, plan, ctx, record, child),
+        ToolContext(plan.invocation, call, 1, settings.retry.max_attempts, decision),
+        execute=partial(_tool, run, plan, record, child),
         record=record,
     )
-    telemetry = run.settings.telemetry  # traced: inside the call's execute_tool span
+    telemetry = settings.telemetry  # traced: inside the call's execute_tool span
     try:
         outcome, ctx = await (
             operation if telemetry is None else telemetry.tool(plan, call, operation)
@@ -150,7 +152,7 @@ async def tool_call(
             plan.agent.name,
             plan.branch,
         )
-        record.add(PauseEvent(*plan.here(), request=request))
+        record.add(PauseEvent(plan.name, plan.branch, plan.clock(), request=request))
         return Held(request, None)
     except TurnPaused as inside:  # a sub-agent this call ran paused
         return Held(None, inside.frame)
@@ -161,12 +163,12 @@ async def tool_call(
             result = ToolResult(f"{type(error).__name__}: {error}", is_error=True)
         case _:
             assert_never(outcome)
-    record.add(ToolResultEvent(*plan.here(), call=ctx.call, result=result))
+    record.add(ToolResultEvent(plan.name, plan.branch, plan.clock(), call=ctx.call, result=result))
     return result
 
 
 async def _tool(
-    run: Run, plan: Plan, ctx: ToolContext, record: Record, frame: Frame | None
+    run: Run, plan: Plan, record: Record, frame: Frame | None, ctx: ToolContext
 ) -> Outcome[ToolResult]:
     """One attempt at ``ctx.call``: a tool, or a sub-agent's whole turn (``frame``: the
     sub-agent's paused turn, when a resumed run goes on inside it)."""

@@ -82,7 +82,8 @@ class Operation(Generic[C, T]):
     wrap: WrapPoint[C, T]
     subject: Callable[[C], object]  # what runs, compared by value to tell a changed retry
     attempted: Callable[[Plan, C], Event]
-    refused: Callable[[C], T | None]  # what stands in for an operation a human refused
+    # What stands in for an operation a human refused (None: nobody refuses this kind).
+    refused: Callable[[C], T | None] | None
 
 
 class CallPaused(Exception):  # a signal, caught by the tool call, never seen
@@ -106,8 +107,10 @@ MODEL: Operation[ModelContext, ModelResponse] = Operation(
     ON_MODEL_ERROR,
     WRAP_MODEL,
     lambda ctx: ctx.request,
-    lambda plan, ctx: ModelAttemptEvent(*plan.here(), request=ctx.request, attempt=ctx.attempt),
-    lambda ctx: None,
+    lambda plan, ctx: ModelAttemptEvent(
+        plan.name, plan.branch, plan.clock(), request=ctx.request, attempt=ctx.attempt
+    ),
+    None,
 )
 TOOL: Operation[ToolContext, ToolResult] = Operation(
     "tool",
@@ -116,7 +119,9 @@ TOOL: Operation[ToolContext, ToolResult] = Operation(
     ON_TOOL_ERROR,
     WRAP_TOOL,
     lambda ctx: ctx.call,
-    lambda plan, ctx: ToolAttemptEvent(*plan.here(), call=ctx.call, attempt=ctx.attempt),
+    lambda plan, ctx: ToolAttemptEvent(
+        plan.name, plan.branch, plan.clock(), call=ctx.call, attempt=ctx.attempt
+    ),
     _rejected,
 )
 
@@ -132,8 +137,9 @@ async def guarded(
 ) -> tuple[Outcome[T], C]:
     """Run one operation under its hooks; its final outcome and the context that ran last.
 
-    Exceptions raised by callbacks (and by a sub-agent's unrecovered run) propagate
-    as they are; only what ``execute`` returns as a ``Failure`` reaches the error hooks.
+    ``ctx`` comes at attempt 1 of the run's budget. Exceptions raised by callbacks (and
+    by a sub-agent's unrecovered run) propagate as they are; only what ``execute``
+    returns as a ``Failure`` reaches the error hooks.
     """
     decision = await plan.before(op.before, ctx)
     match decision:
@@ -142,24 +148,30 @@ async def guarded(
         case Pause(reason):
             raise CallPaused(reason, ctx)  # type: ignore[arg-type]  # only before_tool pauses
         case Cont(passed):
-            ctx = replace(passed, attempt=1, max_attempts=settings.retry.max_attempts)
+            budget = settings.retry.max_attempts
+            if passed.attempt != 1 or passed.max_attempts != budget:  # a hook changed them
+                passed = replace(passed, attempt=1, max_attempts=budget)
+            ctx = passed
         case _:
             assert_never(decision)
-    refused = op.refused(ctx)
-    if refused is not None:
-        return Success(refused), ctx
+    if op.refused is not None:
+        refused = op.refused(ctx)
+        if refused is not None:
+            return Success(refused), ctx
+    # Traced, a model attempt is a span of its own; a tool's attempts share the call's span.
+    telemetry = None if op.name == "tool" else settings.telemetry
+    streamed = settings.channel is not None
 
-    async def attempt(ctx: C) -> Outcome[T]:
+    def attempt(ctx: C) -> Coroutine[Any, Any, Outcome[T]]:
         # Recorded inside the wraps: a wrap calling call_next twice shows two attempts
         # (the first one's streamed text discarded), a cache's answer none; and so
         # traced: a model attempt is a span of its own.
-        _discard(plan, record, ctx.attempt, "replaced")
+        if plan.shown:
+            _discard(plan, record, ctx.attempt, "replaced")
         record.add(op.attempted(plan, ctx))
-        telemetry = settings.telemetry
-        if telemetry is None or op.name == "tool":  # a tool's attempts share the call's span
-            return await execute(ctx)
-        streamed = settings.channel is not None
-        return await telemetry.attempt(plan, ctx, execute(ctx), streamed=streamed)
+        if telemetry is None:
+            return execute(ctx)
+        return telemetry.attempt(plan, ctx, execute(ctx), streamed=streamed)
 
     ended, ctx = await _attempts(settings, plan, op, ctx, attempt=attempt, record=record)
     if isinstance(ended, Halt):  # a changed retry met a guard that halted it
@@ -168,7 +180,16 @@ async def guarded(
     after = await plan.after(op.after, outcome, ctx)
     if type(after) is Failure and after is not outcome:
         error = after.failure()
-        record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
+        record.add(
+            ErrorEvent(
+                plan.name,
+                plan.branch,
+                plan.clock(),
+                error=error,
+                operation=op.name,
+                attempt=ctx.attempt,
+            )
+        )
     if plan.shown and _text(after) != "".join(plan.streamed):
         _discard(plan, record, ctx.attempt, "replaced")  # the answer is not the text streamed
     plan.shown = 0
@@ -186,11 +207,12 @@ def _text(outcome: Outcome[T]) -> str | None:
 def _discard(
     plan: Plan, record: Record, attempt: int, reason: Literal["failed", "replaced"]
 ) -> None:
-    """Tell a stream that the text it showed for ``attempt`` is not the answer."""
-    if plan.shown:
-        plan.shown = 0
-        plan.streamed.clear()
-        record.add(AttemptDiscardedEvent(*plan.here(), attempt=attempt, reason=reason))
+    """Tell a stream that the text it showed for ``attempt`` (``plan.shown``) is not the answer."""
+    plan.shown = 0
+    plan.streamed.clear()
+    record.add(
+        AttemptDiscardedEvent(plan.name, plan.branch, plan.clock(), attempt=attempt, reason=reason)
+    )
 
 
 async def _attempts(
@@ -209,8 +231,18 @@ async def _attempts(
         if type(outcome) is Success:
             return outcome, ctx
         error = outcome.failure()
-        record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
-        _discard(plan, record, ctx.attempt, "failed")
+        record.add(
+            ErrorEvent(
+                plan.name,
+                plan.branch,
+                plan.clock(),
+                error=error,
+                operation=op.name,
+                attempt=ctx.attempt,
+            )
+        )
+        if plan.shown:
+            _discard(plan, record, ctx.attempt, "failed")
         recovery = await plan.on_error(op.on_error, Failure(error), ctx)
         match recovery:
             case Retry() as retry:
@@ -221,7 +253,11 @@ async def _attempts(
                 if halt is not None:
                     return halt, ctx
             case Fallback(value):
-                record.add(FallbackEvent(*plan.here(), operation=op.name, attempt=ctx.attempt))
+                record.add(
+                    FallbackEvent(
+                        plan.name, plan.branch, plan.clock(), operation=op.name, attempt=ctx.attempt
+                    )
+                )
                 usage: object = getattr(value, "usage", None)  # a model's answer has one
                 if isinstance(usage, Usage):
                     settings.meter.add(usage)  # a backup model's answer was paid for
@@ -257,7 +293,13 @@ async def _retry(
     changed = op.subject(retry.ctx) != op.subject(ctx)
     record.add(
         RetryEvent(
-            *plan.here(), operation=op.name, attempt=attempt + 1, delay=delay, changed=changed
+            plan.name,
+            plan.branch,
+            plan.clock(),
+            operation=op.name,
+            attempt=attempt + 1,
+            delay=delay,
+            changed=changed,
         )
     )
     await settings.sleep(delay)

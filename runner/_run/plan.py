@@ -84,6 +84,7 @@ class Plan:
         "hooks_deltas",
         "invocation",
         "is_async",
+        "name",
         "observers",
         "policy",
         "shown",
@@ -98,6 +99,8 @@ class Plan:
         self, agent: Agent, invocation: Invocation, setup: AgentSetup, settings: Settings
     ) -> None:
         self.agent: Final = agent
+        # Where and when, the first fields of every event record: name, branch, clock().
+        self.name: Final = agent.name
         self.branch: Final = invocation.branch
         self.invocation: Final = invocation
         self.compiled: Final = setup.compiled
@@ -115,10 +118,6 @@ class Plan:
         self.shown = 0  # deltas streamed for the model attempt under way
         self.streamed: list[str] = []  # the text the model streamed in that attempt
         self.system: Final = setup.system
-
-    def here(self) -> tuple[str, str, float]:
-        """Where and when, the first fields of every event record."""
-        return self.agent.name, self.branch, self.clock()
 
     @overload
     async def before(self, point: PausablePoint[C, T], ctx: C) -> PausableResult[C, T]: ...

@@ -11,7 +11,8 @@ call { guarded tool call } } -> ``after_agent`` (the guarded operation: ``_guard
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Mapping
+from functools import partial
 from types import MappingProxyType
 from typing import Any, Final, TypeVar, assert_never, final
 
@@ -209,12 +210,14 @@ class Run:
         """
         base = len(history.messages)
         if frame is None:
-            record.add(UserMessageEvent(*plan.here(), message=message))
+            record.add(UserMessageEvent(plan.name, plan.branch, plan.clock(), message=message))
             decision = await plan.before(BEFORE_AGENT, AgentContext(plan.invocation, message))
             match decision:
                 case Halt(response):
                     history.messages = history.messages.extend((message, _assistant(response)))
-                    record.add(ModelResponseEvent(*plan.here(), response=response))
+                    record.add(
+                        ModelResponseEvent(plan.name, plan.branch, plan.clock(), response=response)
+                    )
                     return response
                 case Cont(ctx):
                     pass
@@ -244,11 +247,17 @@ class Run:
                     if type(outcome) is Success:  # its answer is the last message: replace it
                         messages = messages.prefix(len(messages) - 1)
                     history.messages = messages.append(_assistant(response))
-                    record.add(ModelResponseEvent(*plan.here(), response=response))
+                    record.add(
+                        ModelResponseEvent(plan.name, plan.branch, plan.clock(), response=response)
+                    )
                 return response
             case Failure(error):
                 if type(outcome) is not Failure or error is not outcome.failure():
-                    record.add(ErrorEvent(*plan.here(), error=error, operation="agent"))
+                    record.add(
+                        ErrorEvent(
+                            plan.name, plan.branch, plan.clock(), error=error, operation="agent"
+                        )
+                    )
                 raise error
             case _:
                 assert_never(final)
@@ -260,22 +269,24 @@ class Run:
 
         A resumed turn first finishes the batch of tool calls it paused in.
         """
-        agent = plan.agent
+        agent, settings = plan.agent, self.settings
         if frame is not None:
             await batch(self, plan, frame.calls, history, record, step=frame.step, frame=frame)
+        execute = partial(settings.engine.model, settings, plan)
+        budget = settings.retry.max_attempts
         while True:
             self.steps += 1
-            if self.steps > self.settings.max_steps:
-                raise MaxStepsExceeded(agent.name, self.settings.max_steps)
+            if self.steps > settings.max_steps:
+                raise MaxStepsExceeded(agent.name, settings.max_steps)
             if self.lease is not None:
                 self.lease.renew()
             request = ModelRequest(history.messages.headed(plan.system), agent.specs)
             outcome, _ = await guarded(
-                self.settings,
+                settings,
                 plan,
                 MODEL,
-                ModelContext(plan.invocation, request),
-                execute=self._model(plan),
+                ModelContext(plan.invocation, request, 1, budget),
+                execute=execute,
                 record=record,
             )
             match outcome:
@@ -285,17 +296,12 @@ class Run:
                     return outcome
                 case _:
                     assert_never(outcome)
-            record.add(ModelResponseEvent(*plan.here(), response=response))
+            record.add(ModelResponseEvent(plan.name, plan.branch, plan.clock(), response=response))
             history.messages = history.messages.append(_assistant(response))
             if not response.tool_calls:
                 return outcome
             calls = response.tool_calls
             await batch(self, plan, calls, history, record, step=self.steps, frame=None)
-
-    def _model(self, plan: Plan) -> Callable[[ModelContext], Coroutine[Any, Any, Outcome[Any]]]:
-        settings = self.settings
-        model = settings.engine.model
-        return lambda ctx: model(settings, plan, ctx)
 
     def _save(self, messages: Transcript, session: Session) -> None:
         state = self.state.snapshot(scope="session") if len(self.state) else _NOTHING
