@@ -35,7 +35,7 @@ from runner._run.callbacks import CallbackTable
 from runner._run.drive import complete
 from runner._run.engine import IN_PROCESS, Engine
 from runner._run.run import Run
-from runner._run.settings import Settings
+from runner._run.settings import Meter, Settings
 from runner._sessions.leases import RunLease
 from runner._sessions.store import InMemorySessions, SessionStore
 from runner._streaming.channel import Channel
@@ -172,9 +172,10 @@ class Runner:
         Raises ``RuntimeError`` inside a running event loop: use ``run_async`` there.
         """
         refuse_inside_loop("run", "run_async")
+        message = as_message(message)
         run = self._start(message, user_id, session_id, callbacks, is_async=False)
         try:
-            return complete(run.run(self.agent, as_message(message)))
+            return complete(run.run(self.agent, message))
         finally:
             self._finish(run)
 
@@ -188,9 +189,10 @@ class Runner:
     ) -> RunResult:
         """``run`` for async code: awaits async models, tools and callbacks, runs sync ones
         on the executor, and runs the tool calls of one model response concurrently."""
+        message = as_message(message)
         run = self._start(message, user_id, session_id, callbacks, is_async=True)
         try:
-            return await run.run(self.agent, as_message(message))
+            return await run.run(self.agent, message)
         finally:
             self._finish(run)
 
@@ -367,16 +369,17 @@ class Runner:
             user_id=user_id,
             session_id=session_id,
             setups=setups.by_agent,
-            settings=Settings(
-                retry=self.retry,
-                max_steps=self.max_steps,
-                policy=self.policy,
-                is_async=is_async,
-                pool=self._pool,
-                rng=self.rng,
-                engine=engine,
-                channel=channel,
-                telemetry=self._telemetry,
+            settings=Settings(  # positional: a frozen dataclass's keywords cost a dict
+                self.retry,
+                self.max_steps,
+                self.policy,
+                is_async,
+                self._pool,
+                self.rng,
+                engine,
+                Meter(),
+                channel,
+                self._telemetry,
             ),
             sessions=self.sessions if sessions is None else sessions,
             lease=lease,

@@ -107,20 +107,15 @@ class Run:
         self.record: Final = Record(settings.channel)
         self.steps = 0
         # A resumed run's decisions by request id: the earlier resumes' and this one's.
-        self.decisions: Mapping[str, Decision] = MappingProxyType({})
+        self.decisions: Mapping[str, Decision] = _NOTHING
         self._plans: dict[str, Plan] = {}
 
     def plan(self, agent: Agent, branch: str) -> Plan:
         """The plan of ``agent`` at ``branch``, made once per run."""
         plan = self._plans.get(branch)
         if plan is None:
-            invocation = Invocation(
-                id=self.id,
-                agent=agent.name,
-                branch=branch,
-                user_id=self.user_id,
-                session_id=self.session_id,
-                state=self.state,
+            invocation = Invocation(  # id, agent, branch, user_id, session_id, state
+                self.id, agent.name, branch, self.user_id, self.session_id, self.state
             )
             plan = Plan(agent, invocation, self._setups[id(agent)], self.settings)
             self._plans[branch] = plan

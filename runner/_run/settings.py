@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Final, final
 
 from hooks import DispatchPolicy, Usage
 from runner._retry import RetryPolicy
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 __all__ = ["Meter", "Settings"]
 
 
+_NOTHING_USED: Final = Usage()  # immutable: every meter starts from this one
+
+
 @final
 class Meter:
     """The tokens a run's model calls used, every call that answered counted once."""
@@ -29,7 +32,7 @@ class Meter:
     __slots__ = ("_lock", "usage")
 
     def __init__(self) -> None:
-        self.usage = Usage()
+        self.usage = _NOTHING_USED
         self._lock = threading.Lock()
 
     def add(self, usage: Usage) -> None:
