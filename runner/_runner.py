@@ -35,7 +35,7 @@ from runner._run.callbacks import CallbackTable
 from runner._run.drive import complete
 from runner._run.engine import IN_PROCESS, Engine
 from runner._run.run import Run
-from runner._run.settings import Meter, Settings
+from runner._run.settings import Settings
 from runner._sessions.leases import RunLease
 from runner._sessions.store import InMemorySessions, SessionStore
 from runner._streaming.channel import Channel
@@ -369,17 +369,16 @@ class Runner:
             user_id=user_id,
             session_id=session_id,
             setups=setups.by_agent,
-            settings=Settings(  # positional: a frozen dataclass's keywords cost a dict
-                self.retry,
-                self.max_steps,
-                self.policy,
-                is_async,
-                self._pool,
-                self.rng,
-                engine,
-                Meter(),
-                channel,
-                self._telemetry,
+            settings=Settings(
+                retry=self.retry,
+                max_steps=self.max_steps,
+                policy=self.policy,
+                is_async=is_async,
+                pool=self._pool,
+                rng=self.rng,
+                engine=engine,
+                channel=channel,
+                telemetry=self._telemetry,
             ),
             sessions=self.sessions if sessions is None else sessions,
             lease=lease,

@@ -6,7 +6,6 @@ import random
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, final
 
 from hooks import DispatchPolicy, Usage
@@ -41,26 +40,54 @@ class Meter:
             self.usage += usage
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class Settings:
     """What every part of one run shares: budgets, policy, sync or async, where threads run.
 
     ``engine`` executes the run's model and tool attempts and is its only source of
     time, ids and retry waits (``runner._run.engine``): the in-process one, or a durable one.
     ``channel`` and ``telemetry`` are where a streamed run's deltas and a traced run's
-    spans go.
+    spans go. Made once per run, so a plain slotted class (set once, read-only to type
+    checkers) rather than a frozen dataclass, whose every field costs a call to set.
     """
 
-    retry: RetryPolicy
-    max_steps: int
-    policy: DispatchPolicy
-    is_async: bool
-    pool: Callable[[], Executor]
-    rng: random.Random
-    engine: Engine
-    meter: Meter = field(default_factory=Meter)
-    channel: Channel | None = None  # a streamed run's: deltas and events as they happen
-    telemetry: Telemetry | None = None  # a traced run's: its spans (Runner(tracer_provider=...))
+    __slots__ = (
+        "channel",
+        "engine",
+        "is_async",
+        "max_steps",
+        "meter",
+        "policy",
+        "pool",
+        "retry",
+        "rng",
+        "telemetry",
+    )
+
+    def __init__(
+        self,
+        *,
+        retry: RetryPolicy,
+        max_steps: int,
+        policy: DispatchPolicy,
+        is_async: bool,
+        pool: Callable[[], Executor],
+        rng: random.Random,
+        engine: Engine,
+        meter: Meter | None = None,
+        channel: Channel | None = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        self.retry: Final = retry
+        self.max_steps: Final = max_steps
+        self.policy: Final = policy
+        self.is_async: Final = is_async
+        self.pool: Final = pool
+        self.rng: Final = rng
+        self.engine: Final = engine
+        self.meter: Final = Meter() if meter is None else meter
+        self.channel: Final = channel  # a streamed run's: deltas and events as they happen
+        self.telemetry: Final = telemetry  # a traced run's: its spans (Runner(tracer_provider=))
 
     async def delay(self, attempt: int, requested: float | None) -> float:
         """The wait after failed attempt ``attempt``: the policy's, or a ``Retry``'s, capped."""
