@@ -58,13 +58,12 @@ async def batch(
     When some paused, the others still ran: ``BatchPaused`` carries both.
     """
     done = await tool_calls(run, plan, calls, record, step=step, frame=frame)
-    results = [result for result in done if isinstance(result, ToolResult)]
-    if len(results) != len(done):
-        raise BatchPaused(step, calls, done)
-    history.messages = history.messages.extend(
-        Message("tool", result.content, tool_call_id=call.id, name=call.name)
-        for call, result in zip(calls, results, strict=True)
-    )
+    messages: list[Message] = []
+    for call, result in zip(calls, done, strict=True):
+        if not isinstance(result, ToolResult):  # held: the batch pauses, with every call
+            raise BatchPaused(step, calls, done)
+        messages.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
+    history.messages = history.messages.extend(messages)
 
 
 async def tool_calls(
@@ -85,7 +84,10 @@ async def tool_calls(
     """
     settings = run.settings
     if not settings.is_async or settings.engine.ordered or len(calls) == 1:
-        return [await tool_call(run, plan, call, record, step=step, frame=frame) for call in calls]
+        done: list[ToolResult | Held] = []
+        for call in calls:  # a loop: a comprehension would be a coroutine of its own
+            done.append(await tool_call(run, plan, call, record, step=step, frame=frame))
+        return done
     records = [record.child() for _ in calls]
     tasks = [
         asyncio.ensure_future(tool_call(run, plan, call, own, step=step, frame=frame))

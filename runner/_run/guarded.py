@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Generic, Literal, TypeVar, assert_never
 
 from hooks import (
@@ -173,10 +174,16 @@ async def guarded(
             return execute(ctx)
         return telemetry.attempt(plan, ctx, execute(ctx), streamed=streamed)
 
-    ended, ctx = await _attempts(settings, plan, op, ctx, attempt=attempt, record=record)
-    if isinstance(ended, Halt):  # a changed retry met a guard that halted it
-        return Success(ended.value), ctx
-    outcome = ended
+    # One attempt, inside the point's wraps; without wraps, no wrap dispatch at all.
+    one: Callable[[C], Coroutine[Any, Any, Outcome[T]]] = (
+        partial(plan.wrap, op.wrap, operation=attempt) if op.wrap.name in plan.wrapped else attempt
+    )
+    outcome: Outcome[T] = await one(ctx)
+    if type(outcome) is not Success:
+        ended, ctx = await _recovered(settings, plan, op, ctx, outcome, attempt=one, record=record)
+        if isinstance(ended, Halt):  # a changed retry met a guard that halted it
+            return Success(ended.value), ctx
+        outcome = ended
     after = await plan.after(op.after, outcome, ctx)
     if type(after) is Failure and after is not outcome:
         error = after.failure()
@@ -215,21 +222,19 @@ def _discard(
     )
 
 
-async def _attempts(
+async def _recovered(
     settings: Settings,
     plan: Plan,
     op: Operation[C, T],
     ctx: C,
+    outcome: Outcome[T],
     *,
     attempt: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
     record: Record,
 ) -> tuple[Outcome[T] | Halt[T], C]:
-    """Attempts until one succeeds or the error hooks stop retrying; the last context."""
-    wrapped = op.wrap.name in plan.wrapped  # without wraps, no wrap dispatch at all
+    """After a failed attempt: the error hooks, and attempts until one succeeds or they stop
+    retrying; the final outcome (or a changed retry's ``Halt``) and the last context."""
     while True:
-        outcome = await (plan.wrap(op.wrap, ctx, attempt) if wrapped else attempt(ctx))
-        if type(outcome) is Success:
-            return outcome, ctx
         error = outcome.failure()
         record.add(
             ErrorEvent(
@@ -266,6 +271,9 @@ async def _attempts(
                 return failure, ctx
             case _:
                 assert_never(recovery)
+        outcome = await attempt(ctx)
+        if type(outcome) is Success:
+            return outcome, ctx
 
 
 async def _retry(
