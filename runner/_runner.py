@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 import threading
 import time
@@ -344,8 +345,11 @@ class Runner:
             else compile_callbacks(callbacks)
         )
         setups = self._table.for_run(run_callbacks, check_sync=not is_async)
-        run_id = engine.new_id() if run_id is None else run_id
-        session_id = engine.new_id() if session_id is None else session_id
+        if run_id is None and fresh and engine is IN_PROCESS:
+            run_id, session_id = _two_ids()
+        else:
+            run_id = engine.new_id() if run_id is None else run_id
+            session_id = engine.new_id() if session_id is None else session_id
         # A fresh session's id is 128 random bits nobody knows until the run shows it: to
         # its callbacks, its stream, its spans, its result. A run with none of the first
         # three, on the runner's own in-memory store, is one no other run can name, so it
@@ -462,6 +466,13 @@ class Runner:
         if self._closed:
             msg = f"{self!r} is closed; make a new Runner"
             raise RuntimeError(msg)
+
+
+def _two_ids() -> tuple[str, str]:
+    """A run id and a session id as the in-process engine makes them (128 random bits each,
+    in hex), from one draw of the system's randomness."""
+    drawn = os.urandom(32).hex()
+    return drawn[:32], drawn[32:]
 
 
 def _telemetry(

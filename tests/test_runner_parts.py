@@ -5,6 +5,7 @@ Agent, tools, ScriptedModel and RetryPolicy are tested in ``test_runner_inputs.p
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Callable
 
@@ -57,6 +58,18 @@ def test_runner_is_a_context_manager_that_refuses_use_after_close(mode: Mode) ->
         pass
     runner.close()  # closing twice is fine
     assert runner.closed
+
+
+def test_runs_that_start_sessions_get_random_ids_all_different(mode: Mode) -> None:
+    """Each run that starts a session gets a run id and a session id of 128 random bits in
+    hex, no two alike; a run that continues a session gets a new run id only."""
+    with Runner(Agent("assistant", ScriptedModel(default="ok"))) as runner:
+        results = [drive(runner, mode, "hi") for _ in range(50)]
+        again = drive(runner, mode, "hi", session_id=results[0].session_id)
+    ids = [r.run_id for r in results] + [r.session_id for r in results] + [again.run_id]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", each) for each in ids)
+    assert len(set(ids)) == 101
+    assert again.session_id == results[0].session_id
 
 
 def test_close_stops_the_tool_threads() -> None:

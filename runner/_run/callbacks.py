@@ -84,15 +84,16 @@ class _Entry:
 class CallbackTable:
     """The callbacks of every agent of one runner, combined with a run's on demand."""
 
-    __slots__ = ("_agents", "_combined", "_own", "callbacks")
+    __slots__ = ("_agents", "_combined", "_own", "_plain", "callbacks")
 
     def __init__(self, callbacks: CompiledCallbacks, agents: Sequence[Agent]) -> None:
         self.callbacks: Final = callbacks
         self._agents: Final = tuple(agents)
         # Each agent's own callbacks, validated once here rather than on every run.
         self._own: Final = {id(each): compile_callbacks(each.callbacks) for each in agents}
-        # The run callbacks' items (by identity) -> their entry.
+        # The run callbacks' items (by identity) -> their entry; runs without any share one.
         self._combined: dict[tuple[int, ...], _Entry] = {}
+        self._plain: Final = _Entry((), {key: callbacks + own for key, own in self._own.items()})
 
     def for_run(self, run_callbacks: CompiledCallbacks, *, check_sync: bool) -> Setups:
         """Per agent id: the runner's, the run's, then the agent's own callbacks, as a sync
@@ -100,6 +101,17 @@ class CallbackTable:
 
         Raises, before anything runs, when that kind of run cannot call them.
         """
+        entry = self._entry(run_callbacks) if run_callbacks.callbacks else self._plain
+        if check_sync:
+            if entry.for_sync is None:
+                entry.for_sync = self._checked(entry.combined, is_async=False)
+            return entry.for_sync
+        if entry.for_async is None:
+            entry.for_async = self._checked(entry.combined, is_async=True)
+        return entry.for_async
+
+    def _entry(self, run_callbacks: CompiledCallbacks) -> _Entry:
+        """The entry of these run callbacks, made on first sight of their items."""
         items = run_callbacks.callbacks
         key = tuple(map(id, items))
         entry = self._combined.get(key)
@@ -109,13 +121,7 @@ class CallbackTable:
             if len(self._combined) >= _SIZE:
                 self._combined.clear()
             self._combined[key] = entry
-        if check_sync:
-            if entry.for_sync is None:
-                entry.for_sync = self._checked(entry.combined, is_async=False)
-            return entry.for_sync
-        if entry.for_async is None:
-            entry.for_async = self._checked(entry.combined, is_async=True)
-        return entry.for_async
+        return entry
 
     def _checked(self, combined: dict[int, CompiledCallbacks], *, is_async: bool) -> Setups:
         """Every agent's callbacks checked for that kind of run, then decided for it.
