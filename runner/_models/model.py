@@ -201,7 +201,7 @@ class ScriptedModel:
             return ModelResponse(text=item)
         if item is not None:
             return item
-        response = self._by_rule(request, call_id)
+        response = self._by_rule(request, call_id) if self.rules else None
         if response is not None:
             return response
         if self.default is not None:

@@ -17,7 +17,7 @@ import asyncio
 import contextvars
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from hooks import (
     Failure,
@@ -88,9 +88,13 @@ def to_tool_result(value: object) -> ToolResult:
     if value is None:
         return ToolResult("")
     try:
-        return ToolResult(json.dumps(value, ensure_ascii=False, default=str))
+        return ToolResult(_JSON.encode(value))
     except (TypeError, ValueError):
         return ToolResult(repr(value))
+
+
+# json.dumps with options other than the defaults builds an encoder per call: one, kept.
+_JSON: Final = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 async def _awaited(awaitable: Awaitable[Any]) -> Outcome[Any]:
