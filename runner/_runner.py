@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 import threading
 import time
@@ -51,6 +52,7 @@ __all__ = ["Runner"]
 logger: Final = logging.getLogger("runner")
 
 _DEFAULT_POLICY: Final = DispatchPolicy()
+_NO_CALLBACKS: Final = compile_callbacks(())
 
 
 @final
@@ -171,9 +173,10 @@ class Runner:
         Raises ``RuntimeError`` inside a running event loop: use ``run_async`` there.
         """
         refuse_inside_loop("run", "run_async")
+        message = as_message(message)
         run = self._start(message, user_id, session_id, callbacks, is_async=False)
         try:
-            return complete(run.run(self.agent, as_message(message)))
+            return complete(run.run(self.agent, message))
         finally:
             self._finish(run)
 
@@ -187,9 +190,10 @@ class Runner:
     ) -> RunResult:
         """``run`` for async code: awaits async models, tools and callbacks, runs sync ones
         on the executor, and runs the tool calls of one model response concurrently."""
+        message = as_message(message)
         run = self._start(message, user_id, session_id, callbacks, is_async=True)
         try:
-            return await run.run(self.agent, as_message(message))
+            return await run.run(self.agent, message)
         finally:
             self._finish(run)
 
@@ -332,17 +336,43 @@ class Runner:
         runner the engine, the id and the store the loop sees."""
         as_message(message)  # refused before anything is claimed
         check_id("user_id", user_id)
-        if session_id is not None:
+        fresh = session_id is None
+        if not fresh:
             check_id("session_id", session_id)
-        table = self._table.for_run(compile_callbacks(callbacks), check_sync=not is_async)
-        run_id = engine.new_id() if run_id is None else run_id
-        session_id = engine.new_id() if session_id is None else session_id
-        lease = RunLease(self.sessions, user_id, session_id, owner=run_id, ttl=self.session_lease)
+        run_callbacks = (
+            _NO_CALLBACKS
+            if not callbacks and type(callbacks) is tuple
+            else compile_callbacks(callbacks)
+        )
+        setups = self._table.for_run(run_callbacks, check_sync=not is_async)
+        if run_id is None and fresh and engine is IN_PROCESS:
+            run_id, session_id = _two_ids()
+        else:
+            run_id = engine.new_id() if run_id is None else run_id
+            session_id = engine.new_id() if session_id is None else session_id
+        # A fresh session's id is 128 random bits nobody knows until the run shows it: to
+        # its callbacks, its stream, its spans, its result. A run with none of the first
+        # three, on the runner's own in-memory store, is one no other run can name, so it
+        # takes no lease; every other run holds its session's lease in the store.
+        private = (
+            fresh
+            and setups.silent
+            and channel is None
+            and self._telemetry is None
+            and engine is IN_PROCESS
+            and sessions is None
+            and type(self.sessions) is InMemorySessions
+        )
+        lease = (
+            None
+            if private
+            else RunLease(self.sessions, user_id, session_id, owner=run_id, ttl=self.session_lease)
+        )
         run = Run(
             run_id=run_id,
             user_id=user_id,
             session_id=session_id,
-            compile=lambda agent: table[id(agent)],
+            setups=setups.by_agent,
             settings=Settings(
                 retry=self.retry,
                 max_steps=self.max_steps,
@@ -367,11 +397,12 @@ class Runner:
                 )
                 raise RuntimeError(msg)
             self._active.add(key)
-        try:  # the store's lease: no other runner or process may run the session meanwhile
-            lease.acquire()
-        except BaseException:
-            self._finish(run, held=False)
-            raise
+        if lease is not None:
+            try:  # the store's lease: no other runner or process may run the session meanwhile
+                lease.acquire()
+            except BaseException:
+                self._finish(run, held=False)
+                raise
         return run
 
     def _resumed(
@@ -396,15 +427,16 @@ class Runner:
         return run
 
     def _finish(self, run: Run, *, held: bool = True) -> None:
-        if held:
+        lease = run.lease
+        if held and lease is not None:
             try:
-                run.lease.release()
+                lease.release()
             except Exception:  # the lease expires by itself: the run's own outcome stands
                 logger.exception(
                     "could not release the lease of run %s on session %r; it expires in %gs",
                     run.id,
                     run.session_id,
-                    run.lease.ttl,
+                    lease.ttl,
                 )
         with self._lock:
             self._active.discard((run.user_id, run.session_id))
@@ -434,6 +466,13 @@ class Runner:
         if self._closed:
             msg = f"{self!r} is closed; make a new Runner"
             raise RuntimeError(msg)
+
+
+def _two_ids() -> tuple[str, str]:
+    """A run id and a session id as the in-process engine makes them (128 random bits each,
+    in hex), from one draw of the system's randomness."""
+    drawn = os.urandom(32).hex()
+    return drawn[:32], drawn[32:]
 
 
 def _telemetry(

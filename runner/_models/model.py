@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import itertools
 import json
 import re
@@ -107,7 +108,7 @@ class Rule:
 
     def respond(self, content: str, call_id: str) -> ModelResponse | None:
         """The answer to ``content``, or ``None`` when the pattern does not match it."""
-        match = re.search(self.pattern, content, flags=re.IGNORECASE | re.DOTALL)
+        match = _compiled(self.pattern).search(content)
         if match is None:
             return None
         values: dict[str, Any] = {"content": content, **match.groupdict()}
@@ -201,7 +202,7 @@ class ScriptedModel:
             return ModelResponse(text=item)
         if item is not None:
             return item
-        response = self._by_rule(request, call_id)
+        response = self._by_rule(request, call_id) if self.rules else None
         if response is not None:
             return response
         if self.default is not None:
@@ -245,6 +246,12 @@ class ScriptedModel:
 
     def __repr__(self) -> str:
         return f"ScriptedModel({len(self._script)} scripted, {len(self.rules)} rules)"
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """A rule's pattern, compiled once: case-insensitive, ``.`` matching newlines too."""
+    return re.compile(pattern, re.IGNORECASE | re.DOTALL)
 
 
 def _parse(value: str) -> Any:

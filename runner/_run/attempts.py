@@ -17,7 +17,7 @@ import asyncio
 import contextvars
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from hooks import (
     Failure,
@@ -54,8 +54,10 @@ async def model_attempt(
         outcome = await _awaited(model.generate(ctx.request))
     elif settings.is_async and agent.model_has_agenerate:
         outcome = await _awaited(model.agenerate(ctx.request))
+    elif settings.is_async:
+        outcome = await _threaded(settings, model.generate, ctx.request)
     else:
-        outcome = await _called(settings, model.generate, ctx.request)
+        outcome = _caught(model.generate, ctx.request)
     if type(outcome) is not Success:
         return outcome
     response = outcome.unwrap()
@@ -74,8 +76,10 @@ async def tool_attempt(
     """One attempt of ``tool`` on ``ctx.call.args``; its return value becomes the result."""
     if is_async:
         outcome = await _awaited(tool.run(ctx.call.args))
+    elif settings.is_async:
+        outcome = await _threaded(settings, tool.run, ctx.call.args)
     else:
-        outcome = await _called(settings, tool.run, ctx.call.args)
+        outcome = _caught(tool.run, ctx.call.args)
     return Success(to_tool_result(outcome.unwrap())) if type(outcome) is Success else outcome
 
 
@@ -88,9 +92,13 @@ def to_tool_result(value: object) -> ToolResult:
     if value is None:
         return ToolResult("")
     try:
-        return ToolResult(json.dumps(value, ensure_ascii=False, default=str))
+        return ToolResult(_JSON.encode(value))
     except (TypeError, ValueError):
         return ToolResult(repr(value))
+
+
+# json.dumps with options other than the defaults builds an encoder per call: one, kept.
+_JSON: Final = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 async def _awaited(awaitable: Awaitable[Any]) -> Outcome[Any]:
@@ -102,17 +110,11 @@ async def _awaited(awaitable: Awaitable[Any]) -> Outcome[Any]:
         return Failure(exc)
 
 
-async def _called(settings: Settings, fn: Callable[[A], Any], arg: A) -> Outcome[Any]:
-    """``fn(arg)`` as an outcome: inline in a sync run, on the thread pool in an async one."""
-    if settings.is_async:
-        loop = asyncio.get_running_loop()
-        context = contextvars.copy_context()
-        outcome = await loop.run_in_executor(settings.pool(), _within, context, fn, arg)
-    else:
-        outcome = _caught(fn, arg)
-    if type(outcome) is Failure and isinstance(outcome.failure(), StopRun):
-        raise outcome.failure()
-    return outcome
+async def _threaded(settings: Settings, fn: Callable[[A], Any], arg: A) -> Outcome[Any]:
+    """``fn(arg)`` as an outcome, on the thread pool (a sync run calls ``_caught`` inline)."""
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+    return await loop.run_in_executor(settings.pool(), _within, context, fn, arg)
 
 
 def _within(context: contextvars.Context, fn: Callable[[A], Any], arg: A) -> Outcome[Any]:
@@ -120,7 +122,11 @@ def _within(context: contextvars.Context, fn: Callable[[A], Any], arg: A) -> Out
 
 
 def _caught(fn: Callable[[A], Any], arg: A) -> Outcome[Any]:
+    """``fn(arg)`` as an outcome; a ``StopRun`` is raised (on a worker thread, through its
+    future), as it ends the run."""
     try:
         return Success(fn(arg))
+    except StopRun:
+        raise
     except Exception as exc:
         return Failure(exc)

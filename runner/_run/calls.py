@@ -38,6 +38,7 @@ from runner._run.guarded import TOOL, guarded
 from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.settings import Settings
+from runner._run.streamed import Streamed
 from runner._sessions.transcript import Conversation, Transcript
 from runner._tools.arguments import UnparsedArguments
 
@@ -96,13 +97,12 @@ async def batch(
     call came to, and the history is left as it was.
     """
     done = await tool_calls(run, plan, calls, record, step=step, frame=frame)
-    results = [result for result in done if isinstance(result, ToolResult)]
-    if len(results) != len(done):
-        return HeldBatch(step, calls, done)
-    history.messages = history.messages.extend(
-        Message("tool", result.content, tool_call_id=call.id, name=call.name)
-        for call, result in zip(calls, results, strict=True)
-    )
+    messages: list[Message] = []
+    for call, result in zip(calls, done, strict=True):
+        if not isinstance(result, ToolResult):  # held: the batch pauses, with every call
+            return HeldBatch(step, calls, done)
+        messages.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
+    history.messages = history.messages.extend(messages)
     return None
 
 
@@ -124,7 +124,10 @@ async def tool_calls(
     """
     settings = run.settings
     if not settings.is_async or settings.engine.ordered or len(calls) == 1:
-        return [await tool_call(run, plan, call, record, step=step, frame=frame) for call in calls]
+        done: list[ToolResult | Held] = []
+        for call in calls:  # a loop: a comprehension would be a coroutine of its own
+            done.append(await tool_call(run, plan, call, record, step=step, frame=frame))
+        return done
     records = [record.child() for _ in calls]
     tasks = [
         asyncio.ensure_future(tool_call(run, plan, call, own, step=step, frame=frame))
@@ -168,16 +171,17 @@ async def tool_call(
         child = frame.children.get(call.id)
         if type(decision) is Edit:
             call = replace(call, args=decision.args)
-    record.add(ToolCallEvent(*plan.here(), call=call))
+    record.add(ToolCallEvent(plan.name, plan.branch, plan.clock(), call=call))
+    settings = run.settings
     operation = guarded(
-        run.settings,
+        settings,
         plan,
         TOOL,
-        ToolContext(plan.invocation, call, decision=decision),
-        execute=lambda ctx, _: _tool(run, plan, ctx, record, child),
+        ToolContext(plan.invocation, call, 1, settings.retry.max_attempts, decision),
+        execute=partial(_tool, run, plan, record=record, frame=child),
         record=record,
     )
-    tracer = run.settings.tracer  # traced: inside the call's execute_tool span
+    tracer = settings.tracer  # traced: inside the call's execute_tool span
     try:
         outcome, ctx = await (
             operation if tracer is None else tracer.tool(plan.agent, call, operation)
@@ -192,7 +196,7 @@ async def tool_call(
             plan.agent.name,
             plan.branch,
         )
-        record.add(PauseEvent(*plan.here(), request=request))
+        record.add(PauseEvent(plan.name, plan.branch, plan.clock(), request=request))
         return Held(request, None)
     match outcome:
         case Success(result):
@@ -201,15 +205,22 @@ async def tool_call(
             result = ToolResult(f"{type(error).__name__}: {error}", is_error=True)
         case _:
             assert_never(outcome)
-    record.add(ToolResultEvent(*plan.here(), call=ctx.call, result=result))
+    record.add(ToolResultEvent(plan.name, plan.branch, plan.clock(), call=ctx.call, result=result))
     return result
 
 
 async def _tool(
-    run: Run, plan: Plan, ctx: ToolContext, record: Record, frame: Frame | None
+    run: Run,
+    plan: Plan,
+    ctx: ToolContext,
+    streamed: Streamed | None,
+    *,
+    record: Record,
+    frame: Frame | None,
 ) -> Outcome[ToolResult]:
     """One attempt at ``ctx.call``: a tool, or a sub-agent's whole turn (``frame``: the
-    sub-agent's paused turn, when a resumed run goes on inside it)."""
+    sub-agent's paused turn, when a resumed run goes on inside it). A tool's attempt
+    streams nothing (``streamed`` is ``None``); a sub-agent's model streams its own."""
     agent, call = plan.agent, ctx.call
     tool = agent.tools.get(call.name)
     if tool is None:

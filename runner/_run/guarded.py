@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Generic, Literal, TypeVar, assert_never
 
 from hooks import (
@@ -52,6 +53,7 @@ from hooks import (
     Usage,
     WrapPoint,
 )
+from runner._agent import Agent
 from runner._events import (
     AttemptDiscardedEvent,
     ErrorEvent,
@@ -66,6 +68,7 @@ from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.settings import Settings
 from runner._run.streamed import Streamed
+from runner._run.tracer import Tracer
 
 __all__ = ["MODEL", "TOOL", "Guard", "guarded"]
 
@@ -84,7 +87,8 @@ class Guard(Generic[C, T]):
     wrap: WrapPoint[C, T]
     subject: Callable[[C], object]  # what runs, compared by value to tell a changed retry
     attempted: Callable[[Plan, C], Event]
-    refused: Callable[[C], T | None]  # what stands in for an operation a human refused
+    # What stands in for an operation a human refused (None: nobody refuses this kind).
+    refused: Callable[[C], T | None] | None
 
 
 def _rejected(ctx: ToolContext) -> ToolResult | None:
@@ -99,8 +103,10 @@ MODEL: Guard[ModelContext, ModelResponse] = Guard(
     ON_MODEL_ERROR,
     WRAP_MODEL,
     lambda ctx: ctx.request,
-    lambda plan, ctx: ModelAttemptEvent(*plan.here(), request=ctx.request, attempt=ctx.attempt),
-    lambda ctx: None,
+    lambda plan, ctx: ModelAttemptEvent(
+        plan.name, plan.branch, plan.clock(), request=ctx.request, attempt=ctx.attempt
+    ),
+    None,
 )
 TOOL: Guard[ToolContext, ToolResult] = Guard(
     "tool",
@@ -109,7 +115,9 @@ TOOL: Guard[ToolContext, ToolResult] = Guard(
     ON_TOOL_ERROR,
     WRAP_TOOL,
     lambda ctx: ctx.call,
-    lambda plan, ctx: ToolAttemptEvent(*plan.here(), call=ctx.call, attempt=ctx.attempt),
+    lambda plan, ctx: ToolAttemptEvent(
+        plan.name, plan.branch, plan.clock(), call=ctx.call, attempt=ctx.attempt
+    ),
     _rejected,
 )
 
@@ -126,11 +134,12 @@ async def guarded(
 ) -> tuple[Outcome[T], C]:
     """Run one operation under its hooks; its final outcome and the context that ran last.
 
-    Exceptions raised by callbacks (and by a sub-agent's unrecovered run) propagate
-    as they are; only what ``execute`` returns as a ``Failure`` reaches the error hooks.
-    In a streamed run each model attempt streams into a ``Streamed`` of its own, made
-    here and handed to ``execute`` (``None`` otherwise); its deltas name ``call_id``,
-    the parent's call the agent's turn answers.
+    ``ctx`` comes at attempt 1 of the run's budget. Exceptions raised by callbacks (and
+    by a sub-agent's unrecovered run) propagate as they are; only what ``execute``
+    returns as a ``Failure`` reaches the error hooks. In a streamed run each model
+    attempt streams into a ``Streamed`` of its own, made here and handed to ``execute``
+    (``None`` otherwise); its deltas name ``call_id``, the parent's call the agent's
+    turn answers.
     """
     decision = await plan.before(op.before, ctx)
     match decision:
@@ -139,47 +148,78 @@ async def guarded(
         case Pause(reason):
             raise Paused(reason, call=ctx.call)  # type: ignore[attr-defined]  # only before_tool
         case Cont(passed):
-            ctx = replace(passed, attempt=1, max_attempts=settings.retry.max_attempts)
+            budget = settings.retry.max_attempts
+            if passed.attempt != 1 or passed.max_attempts != budget:  # a hook changed them
+                passed = replace(passed, attempt=1, max_attempts=budget)
+            ctx = passed
         case _:
             assert_never(decision)
-    refused = op.refused(ctx)
-    if refused is not None:
-        return Success(refused), ctx
+    if op.refused is not None:
+        refused = op.refused(ctx)
+        if refused is not None:
+            return Success(refused), ctx
 
     streams = settings.channel is not None and op.name == "model"
     # The streamed attempts of this operation whose text still stands (one at most):
     # this operation's own, never another call's of the same agent.
     standing: list[Streamed] = []
+    # Traced, a model attempt is a span of its own; a tool's attempts share the call's span.
+    tracer = None if op.name == "tool" else settings.tracer
 
-    async def attempt(ctx: C) -> Outcome[T]:
+    def attempt(ctx: C) -> Coroutine[Any, Any, Outcome[T]]:
         # Recorded inside the wraps: a wrap calling call_next twice shows two attempts
         # (the first one's streamed text discarded), a cache's answer none; and so
         # traced: a model attempt is a span of its own.
-        _discard(plan, record, standing, "replaced")
+        if standing:
+            _discard(plan, record, standing, "replaced")
         record.add(op.attempted(plan, ctx))
         streamed = None
         if streams:
             streamed = Streamed(plan.agent.name, plan.branch, call_id, ctx.attempt)
             standing.append(streamed)
-        tracer = settings.tracer
-        if tracer is None or op.name == "tool":  # a tool's attempts share the call's span
-            return await execute(ctx, streamed)
-        running = execute(ctx, streamed)
-        return await tracer.attempt(plan.agent, ctx, running, streamed=streams)
+        if tracer is None:
+            return execute(ctx, streamed)
+        return _spanned(tracer, plan.agent, ctx, execute(ctx, streamed), streams)
 
-    ended, ctx = await _attempts(
-        settings, plan, op, ctx, attempt=attempt, record=record, standing=standing
+    # One attempt, inside the point's wraps; without wraps, no wrap dispatch at all.
+    one: Callable[[C], Coroutine[Any, Any, Outcome[T]]] = (
+        partial(plan.wrap, op.wrap, operation=attempt) if op.wrap.name in plan.wrapped else attempt
     )
-    if isinstance(ended, Halt):  # a changed retry met a guard that halted it
-        return Success(ended.value), ctx
-    outcome = ended
+    outcome: Outcome[T] = await one(ctx)
+    if type(outcome) is not Success:
+        ended, ctx = await _recovered(
+            settings, plan, op, ctx, outcome, attempt=one, record=record, standing=standing
+        )
+        if isinstance(ended, Halt):  # a changed retry met a guard that halted it
+            return Success(ended.value), ctx
+        outcome = ended
     after = await plan.after(op.after, outcome, ctx)
     if type(after) is Failure and after is not outcome:
         error = after.failure()
-        record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
+        record.add(
+            ErrorEvent(
+                plan.name,
+                plan.branch,
+                plan.clock(),
+                error=error,
+                operation=op.name,
+                attempt=ctx.attempt,
+            )
+        )
     if standing and _text(after) != "".join(standing[-1].text):
         _discard(plan, record, standing, "replaced")  # the answer is not the text streamed
     return after, ctx
+
+
+async def _spanned(
+    tracer: Tracer,
+    agent: Agent,
+    ctx: C,
+    running: Coroutine[Any, Any, Outcome[T]],
+    streamed: bool,
+) -> Outcome[T]:
+    """A model attempt inside its span."""
+    return await tracer.attempt(agent, ctx, running, streamed=streamed)
 
 
 def _text(outcome: Outcome[T]) -> str | None:
@@ -211,28 +251,36 @@ def _discard(
     standing.clear()
 
 
-async def _attempts(
+async def _recovered(
     settings: Settings,
     plan: Plan,
     op: Guard[C, T],
     ctx: C,
+    outcome: Outcome[T],
     *,
     attempt: Callable[[C], Coroutine[Any, Any, Outcome[T]]],
     record: Record,
     standing: list[Streamed],
 ) -> tuple[Outcome[T] | Halt[T], C]:
-    """Attempts until one succeeds or the error hooks stop retrying; the last context.
+    """After a failed attempt: the error hooks, and attempts until one succeeds or they stop
+    retrying; the final outcome (or a changed retry's ``Halt``) and the last context.
 
     A failed attempt's streamed text is discarded before the error hooks decide.
     """
-    wrapped = op.wrap.name in plan.wrapped  # without wraps, no wrap dispatch at all
     while True:
-        outcome = await (plan.wrap(op.wrap, ctx, attempt) if wrapped else attempt(ctx))
-        if type(outcome) is Success:
-            return outcome, ctx
         error = outcome.failure()
-        record.add(ErrorEvent(*plan.here(), error=error, operation=op.name, attempt=ctx.attempt))
-        _discard(plan, record, standing, "failed")
+        record.add(
+            ErrorEvent(
+                plan.name,
+                plan.branch,
+                plan.clock(),
+                error=error,
+                operation=op.name,
+                attempt=ctx.attempt,
+            )
+        )
+        if standing:
+            _discard(plan, record, standing, "failed")
         recovery = await plan.on_error(op.on_error, Failure(error), ctx)
         match recovery:
             case Retry() as retry:
@@ -243,7 +291,11 @@ async def _attempts(
                 if halt is not None:
                     return halt, ctx
             case Fallback(value):
-                record.add(FallbackEvent(*plan.here(), operation=op.name, attempt=ctx.attempt))
+                record.add(
+                    FallbackEvent(
+                        plan.name, plan.branch, plan.clock(), operation=op.name, attempt=ctx.attempt
+                    )
+                )
                 usage: object = getattr(value, "usage", None)  # a model's answer has one
                 if isinstance(usage, Usage):
                     settings.meter.add(usage)  # a backup model's answer was paid for
@@ -252,6 +304,9 @@ async def _attempts(
                 return failure, ctx
             case _:
                 assert_never(recovery)
+        outcome = await attempt(ctx)
+        if type(outcome) is Success:
+            return outcome, ctx
 
 
 async def _retry(
@@ -285,7 +340,13 @@ async def _retry(
     changed = op.subject(retry.ctx) != op.subject(ctx)
     record.add(
         RetryEvent(
-            *plan.here(), operation=op.name, attempt=attempt + 1, delay=delay, changed=changed
+            plan.name,
+            plan.branch,
+            plan.clock(),
+            operation=op.name,
+            attempt=attempt + 1,
+            delay=delay,
+            changed=changed,
         )
     )
     await settings.engine.sleep(delay, settings.is_async)

@@ -18,20 +18,9 @@ from time import perf_counter
 from typing import Any, Final, TypeVar, final, overload
 
 from hooks import (
-    AFTER_AGENT,
-    AFTER_MODEL,
-    AFTER_TOOL,
-    BEFORE_AGENT,
-    BEFORE_MODEL,
-    BEFORE_TOOL,
-    ON_MODEL_ERROR,
-    ON_TOOL_ERROR,
-    WRAP_MODEL,
-    WRAP_TOOL,
     AfterPoint,
     BeforePoint,
     BeforeResult,
-    CompiledCallbacks,
     Cont,
     ErrorPoint,
     ErrorResult,
@@ -40,7 +29,6 @@ from hooks import (
     Halt,
     HookEvent,
     Invocation,
-    Message,
     Outcome,
     OutcomeTag,
     PausablePoint,
@@ -62,31 +50,16 @@ from hooks import (
     run_wrap,
 )
 from runner._agent import Agent
+from runner._run.callbacks import AgentSetup
 from runner._run.drive import Carried, Carrier
 from runner._run.settings import Settings
-from runner._streaming.delta import ON_DELTA
 
-__all__ = ["POINTS", "Plan"]
+__all__ = ["Plan"]
 
 logger: Final = logging.getLogger("runner")
 
 C = TypeVar("C")
 T = TypeVar("T")
-
-POINTS: Final = (
-    BEFORE_AGENT,
-    AFTER_AGENT,
-    BEFORE_MODEL,
-    AFTER_MODEL,
-    ON_MODEL_ERROR,
-    BEFORE_TOOL,
-    AFTER_TOOL,
-    ON_TOOL_ERROR,
-    WRAP_MODEL,
-    WRAP_TOOL,
-    ON_DELTA,
-)
-"""The hook points a run dispatches."""
 
 _TAGS: Final[dict[type, OutcomeTag]] = {
     Cont: "cont",
@@ -112,6 +85,7 @@ class Plan:
         "hooks_deltas",
         "invocation",
         "is_async",
+        "name",
         "observers",
         "policy",
         "system",
@@ -121,12 +95,18 @@ class Plan:
     )
 
     def __init__(
-        self, agent: Agent, invocation: Invocation, compiled: CompiledCallbacks, settings: Settings
+        self, agent: Agent, invocation: Invocation, setup: AgentSetup, settings: Settings
     ) -> None:
         self.agent: Final = agent
+        # Where and when, the first fields of every event record: name, branch, clock().
+        self.name: Final = agent.name
         self.branch: Final = invocation.branch
         self.invocation: Final = invocation
-        self.compiled: Final = compiled
+        self.compiled: Final = setup.compiled
+        self.awaiting: Final = setup.awaiting
+        self.wrapped: Final = setup.wrapped
+        self.hooks_deltas: Final = setup.hooks_deltas
+        self.observers: Final = setup.observers
         self.policy: Final = settings.policy
         self.is_async: Final = settings.is_async
         self.clock: Final = settings.engine.now  # records are stamped by the run's engine
@@ -134,25 +114,7 @@ class Plan:
         # Whether the agent's span records (the tracer says so when the turn starts):
         # only then is each dispatch traced, to make decisions events on spans.
         self.traced = False
-        self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
-        # The points with an async method: the only ones an async run dispatches with
-        # arun_*; every other dispatch takes the sync loop, with no coroutine to await.
-        self.awaiting: Final = frozenset(
-            point.name
-            for point in POINTS
-            if settings.is_async and compiled.chain(point.name, point.kind).any_async
-        )
-        # The wrap points some callback wraps: the others run their operation directly.
-        self.hooks_deltas: Final = compiled.defines(ON_DELTA)
-        self.wrapped: Final = frozenset(
-            point.name for point in (WRAP_MODEL, WRAP_TOOL) if compiled.defines(point)
-        )
-        chain = compiled.chain("on_event", "event")
-        self.observers: Final = tuple(zip(chain.fns, chain.asyncs, chain.owners, strict=True))
-
-    def here(self) -> tuple[str, str, float]:
-        """Where and when, the first fields of every event record."""
-        return self.agent.name, self.branch, self.clock()
+        self.system: Final = setup.system
 
     @overload
     async def before(self, point: PausablePoint[C, T], ctx: C) -> PausableResult[C, T]: ...

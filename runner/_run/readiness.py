@@ -8,11 +8,40 @@ from __future__ import annotations
 
 from typing import Final
 
-from hooks import WRAP_MODEL, WRAP_TOOL, CompiledCallbacks, InvalidCallbacks, Trace
+from hooks import (
+    AFTER_AGENT,
+    AFTER_MODEL,
+    AFTER_TOOL,
+    BEFORE_AGENT,
+    BEFORE_MODEL,
+    BEFORE_TOOL,
+    ON_MODEL_ERROR,
+    ON_TOOL_ERROR,
+    WRAP_MODEL,
+    WRAP_TOOL,
+    CompiledCallbacks,
+    InvalidCallbacks,
+    Trace,
+)
 from runner._agent import Agent
-from runner._run.plan import POINTS
+from runner._streaming.delta import ON_DELTA
 
-__all__ = ["ready_for_async", "ready_for_sync"]
+__all__ = ["POINTS", "ready_for_async", "ready_for_sync"]
+
+POINTS: Final = (
+    BEFORE_AGENT,
+    AFTER_AGENT,
+    BEFORE_MODEL,
+    AFTER_MODEL,
+    ON_MODEL_ERROR,
+    BEFORE_TOOL,
+    AFTER_TOOL,
+    ON_TOOL_ERROR,
+    WRAP_MODEL,
+    WRAP_TOOL,
+    ON_DELTA,
+)
+"""The hook points a run dispatches."""
 
 # The points a run dispatches, so the only ones a sync run must be able to call.
 _RUNNER_POINTS: Final = (*((point.name, point.kind) for point in POINTS), ("on_event", "event"))

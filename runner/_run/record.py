@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import final
+from collections.abc import Callable
+from typing import Final, final
 
 from runner._events import Event
 from runner._streaming.channel import Channel
@@ -19,17 +20,21 @@ class Record:
     goes to the ``channel`` as it is recorded, so the stream shows them as they happen.
     """
 
-    __slots__ = ("channel", "events")
+    __slots__ = ("add", "channel", "events")
 
     def __init__(self, channel: Channel | None = None) -> None:
-        self.events: list[Event] = []
-        self.channel = channel
+        self.events: Final[list[Event]] = []
+        self.channel: Final = channel
+        # Record ``event`` (and stream it, in a streamed run). Without a stream, adding
+        # is the list's own append: an event costs no call of the loop's own.
+        self.add: Final[Callable[[Event], None]] = (
+            self.events.append if channel is None else self._add_streamed
+        )
 
-    def add(self, event: Event) -> None:
-        """Record ``event`` (and stream it, in a streamed run)."""
+    def _add_streamed(self, event: Event) -> None:
         self.events.append(event)
-        if self.channel is not None:
-            self.channel.push(event)
+        assert self.channel is not None  # only a streamed run's record adds this way
+        self.channel.push(event)
 
     def child(self) -> Record:
         """A record for one of several concurrent calls, streaming to the same channel."""

@@ -11,16 +11,15 @@ call { guarded tool call } } -> ``after_agent`` (the guarded operation: ``_guard
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from functools import partial
 from types import MappingProxyType
-from typing import Final, TypeVar, assert_never, final
+from typing import Any, Final, TypeVar, assert_never, final
 
 from hooks import (
     AFTER_AGENT,
     BEFORE_AGENT,
     AgentContext,
-    CompiledCallbacks,
     Cont,
     Decision,
     Failure,
@@ -51,6 +50,7 @@ from runner._events import (
 from runner._pause.pending import Frame, HeldBatch, Paused
 from runner._pause.runstate import RunState
 from runner._run.attempts import model_attempt
+from runner._run.callbacks import AgentSetup
 from runner._run.calls import batch
 from runner._run.guarded import MODEL, guarded
 from runner._run.plan import Plan
@@ -65,6 +65,8 @@ __all__ = ["Run"]
 
 T = TypeVar("T")
 
+_NOTHING: Final[Mapping[str, Any]] = MappingProxyType({})
+
 
 @final
 class Run:
@@ -72,7 +74,7 @@ class Run:
 
     __slots__ = (
         "_plans",
-        "compile",
+        "_setups",
         "decisions",
         "id",
         "lease",
@@ -91,45 +93,41 @@ class Run:
         run_id: str,
         user_id: str,
         session_id: str,
-        compile: Callable[[Agent], CompiledCallbacks],
+        setups: Mapping[int, AgentSetup],
         settings: Settings,
         sessions: SessionStore,
-        lease: RunLease,
+        lease: RunLease | None,
     ) -> None:
         self.id: Final = run_id
         self.user_id: Final = user_id
         self.session_id: Final = session_id
-        self.compile: Final = compile
+        self._setups: Final = setups  # by agent id
         self.settings: Final = settings
         self.sessions: Final = sessions
-        self.lease: Final = lease
+        self.lease: Final = lease  # None: a run no other run can name holds no lease
         self.state: Final = State()
         self.record: Final = Record(settings.channel)
         self.steps = 0
         # A resumed run's decisions by request id: the earlier resumes' and this one's.
-        self.decisions: Mapping[str, Decision] = MappingProxyType({})
+        self.decisions: Mapping[str, Decision] = _NOTHING
         self._plans: dict[str, Plan] = {}
 
     def plan(self, agent: Agent, branch: str) -> Plan:
         """The plan of ``agent`` at ``branch``, made once per run."""
         plan = self._plans.get(branch)
         if plan is None:
-            invocation = Invocation(
-                id=self.id,
-                agent=agent.name,
-                branch=branch,
-                user_id=self.user_id,
-                session_id=self.session_id,
-                state=self.state,
+            invocation = Invocation(  # id, agent, branch, user_id, session_id, state
+                self.id, agent.name, branch, self.user_id, self.session_id, self.state
             )
-            plan = Plan(agent, invocation, self.compile(agent), self.settings)
+            plan = Plan(agent, invocation, self._setups[id(agent)], self.settings)
             self._plans[branch] = plan
         return plan
 
     async def run(self, root: Agent, message: Message) -> RunResult:
         """The whole run: the root agent's turn, the session saved, the result."""
         session = self.sessions.load(self.user_id, self.session_id)
-        self.state.seed(session.state, scope="session")
+        if session.state:
+            self.state.seed(session.state, scope="session")
         return await self._root_turn(root, session, message, None)
 
     async def resume(self, root: Agent, state: RunState) -> RunResult:
@@ -167,7 +165,7 @@ class Run:
         except StopRun as stop:
             now = self.settings.engine.now()
             self.record.add(StopEvent(root.name, root.name, now, reason=stop.reason))
-            self._save(answered(history.messages), session.version)
+            self._save(answered(history.messages), session)
             return self._result(root, "", "stopped", stop.reason, None)
         except Paused as paused:
             # The session stays at the version the state builds on (the turn so far
@@ -179,7 +177,7 @@ class Run:
                 self.id, self.user_id, self.session_id, result.state.to_json()
             )
             return result
-        self._save(settled(history.messages), session.version)
+        self._save(settled(history.messages), session)
         return self._result(root, response.text, "completed", None, response)
 
     def turn(
@@ -221,12 +219,14 @@ class Run:
         """
         base = len(history.messages)
         if frame is None:
-            record.add(UserMessageEvent(*plan.here(), message=message))
+            record.add(UserMessageEvent(plan.name, plan.branch, plan.clock(), message=message))
             decision = await plan.before(BEFORE_AGENT, AgentContext(plan.invocation, message))
             match decision:
                 case Halt(response):
                     history.messages = history.messages.extend((message, _assistant(response)))
-                    record.add(ModelResponseEvent(*plan.here(), response=response))
+                    record.add(
+                        ModelResponseEvent(plan.name, plan.branch, plan.clock(), response=response)
+                    )
                     return response
                 case Cont(ctx):
                     pass
@@ -253,11 +253,17 @@ class Run:
                     if type(outcome) is Success:  # its answer is the last message: replace it
                         messages = messages.prefix(len(messages) - 1)
                     history.messages = messages.append(_assistant(response))
-                    record.add(ModelResponseEvent(*plan.here(), response=response))
+                    record.add(
+                        ModelResponseEvent(plan.name, plan.branch, plan.clock(), response=response)
+                    )
                 return response
             case Failure(error):
                 if type(outcome) is not Failure or error is not outcome.failure():
-                    record.add(ErrorEvent(*plan.here(), error=error, operation="agent"))
+                    record.add(
+                        ErrorEvent(
+                            plan.name, plan.branch, plan.clock(), error=error, operation="agent"
+                        )
+                    )
                 raise error
             case _:
                 assert_never(final)
@@ -275,25 +281,28 @@ class Run:
 
         A resumed turn first finishes the batch of tool calls it paused in.
         """
-        agent = plan.agent
+        agent, settings = plan.agent, self.settings
         if frame is not None:
             held = await batch(
                 self, plan, frame.calls, history, record, step=frame.step, frame=frame
             )
             if held is not None:
                 return held
+        execute = partial(self._model, plan)
+        budget = settings.retry.max_attempts
         while True:
             self.steps += 1
-            if self.steps > self.settings.max_steps:
-                raise MaxStepsExceeded(agent.name, self.settings.max_steps)
-            self.lease.renew()
+            if self.steps > settings.max_steps:
+                raise MaxStepsExceeded(agent.name, settings.max_steps)
+            if self.lease is not None:
+                self.lease.renew()
             request = ModelRequest(history.messages.headed(plan.system), agent.specs)
             outcome, _ = await guarded(
-                self.settings,
+                settings,
                 plan,
                 MODEL,
-                ModelContext(plan.invocation, request),
-                execute=partial(self._model, plan),
+                ModelContext(plan.invocation, request, 1, budget),
+                execute=execute,
                 record=record,
                 call_id=call_id,
             )
@@ -304,7 +313,7 @@ class Run:
                     return outcome
                 case _:
                     assert_never(outcome)
-            record.add(ModelResponseEvent(*plan.here(), response=response))
+            record.add(ModelResponseEvent(plan.name, plan.branch, plan.clock(), response=response))
             history.messages = history.messages.append(_assistant(response))
             if not response.tool_calls:
                 return outcome
@@ -327,9 +336,14 @@ class Run:
                 settings.meter.add(usage)
         return outcome
 
-    def _save(self, messages: Transcript, version: int) -> None:
-        state = self.state.snapshot(scope="session")
-        self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
+    def _save(self, messages: Transcript, session: Session) -> None:
+        state = self.state.snapshot(scope="session") if len(self.state) else _NOTHING
+        # A session that had no state and gets none keeps it so (the save succeeds only if
+        # the session is as loaded): no state is written.
+        kept = state if state or session.state else None
+        self.sessions.save(
+            self.user_id, self.session_id, messages, version=session.version, state=kept
+        )
         if self.decisions:  # a resumed run that ended: its paused state is done with
             self.sessions.delete_paused(self.id)
 
@@ -345,8 +359,14 @@ class Run:
         version: int = 0,
     ) -> RunResult:
         usage = self.settings.meter.usage
+        if len(self.state):
+            data = self.state.snapshot()
+            session_keys = tuple(self.state.snapshot(scope="session"))
+        else:  # nothing was set: no copies to make
+            data, session_keys = _NOTHING, ()
+        decisions = MappingProxyType(dict(self.decisions)) if self.decisions else _NOTHING
         state = RunState(
-            self.state.snapshot(),
+            data,
             self.id,
             root.name,
             self.user_id,
@@ -355,9 +375,9 @@ class Run:
             version,
             self.steps,
             frame,
-            MappingProxyType(dict(self.decisions)),
+            decisions,
             usage,
-            tuple(self.state.snapshot(scope="session")),
+            session_keys,
         )
         return RunResult(
             output,
@@ -369,7 +389,7 @@ class Run:
             self.id,
             state,
             usage,
-            state.pending,
+            () if frame is None else state.pending,
         )
 
 

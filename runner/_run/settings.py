@@ -6,8 +6,7 @@ import random
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
-from typing import final
+from typing import Final, final
 
 from hooks import DispatchPolicy, Usage
 from runner._retry import RetryPolicy
@@ -17,6 +16,8 @@ from runner._streaming.channel import Channel
 
 __all__ = ["Meter", "Settings"]
 
+_NOTHING_USED: Final = Usage()  # immutable: every meter starts from this one
+
 
 @final
 class Meter:
@@ -25,7 +26,7 @@ class Meter:
     __slots__ = ("_lock", "usage")
 
     def __init__(self) -> None:
-        self.usage = Usage()
+        self.usage = _NOTHING_USED
         self._lock = threading.Lock()
 
     def add(self, usage: Usage) -> None:
@@ -34,23 +35,51 @@ class Meter:
             self.usage += usage
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class Settings:
     """What every part of one run shares: budgets, policy, sync or async, where threads run.
 
     ``engine`` executes the run's model and tool attempts and is its only source of
     time, ids and retry waits (``runner._run.engine``): the in-process one, or a durable
     one. ``channel`` and ``tracer`` are where a streamed run's deltas and a traced run's
-    spans go.
+    spans go. Made once per run, so a plain slotted class (set once, read-only to type
+    checkers) rather than a frozen dataclass, whose every field costs a call to set.
     """
 
-    retry: RetryPolicy
-    max_steps: int
-    policy: DispatchPolicy
-    is_async: bool
-    pool: Callable[[], Executor]
-    rng: random.Random
-    engine: Engine
-    meter: Meter = field(default_factory=Meter)
-    channel: Channel | None = None  # a streamed run's: deltas and events as they happen
-    tracer: Tracer | None = None  # a traced run's: its spans (Runner(tracer_provider=...))
+    __slots__ = (
+        "channel",
+        "engine",
+        "is_async",
+        "max_steps",
+        "meter",
+        "policy",
+        "pool",
+        "retry",
+        "rng",
+        "tracer",
+    )
+
+    def __init__(
+        self,
+        *,
+        retry: RetryPolicy,
+        max_steps: int,
+        policy: DispatchPolicy,
+        is_async: bool,
+        pool: Callable[[], Executor],
+        rng: random.Random,
+        engine: Engine,
+        meter: Meter | None = None,
+        channel: Channel | None = None,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.retry: Final = retry
+        self.max_steps: Final = max_steps
+        self.policy: Final = policy
+        self.is_async: Final = is_async
+        self.pool: Final = pool
+        self.rng: Final = rng
+        self.engine: Final = engine
+        self.meter: Final = Meter() if meter is None else meter
+        self.channel: Final = channel  # a streamed run's: deltas and events as they happen
+        self.tracer: Final = tracer  # a traced run's: its spans (Runner(tracer_provider=...))

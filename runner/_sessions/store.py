@@ -177,7 +177,7 @@ class InMemorySessions:
         with self._lock:
             stored = self._sessions.get(key)
             if stored is None:
-                return Session(Transcript(), 0)
+                return Session(Transcript(), 0, _NO_STATE)
             self._sessions.move_to_end(key)
         messages, version, state = stored
         return Session(messages, version, _NO_STATE if state == "{}" else load_state(state))

@@ -80,11 +80,25 @@ class Transcript(Sequence[Message]):
         return Transcript._view(self._head, fork, len(fork.items))
 
     def append(self, message: Message, /) -> Transcript:
-        """This conversation followed by ``message``."""
-        return self.extend((message,))
+        """This conversation followed by ``message`` (``extend`` by one, the turn's hot path)."""
+        log = self._log
+        with log.lock:
+            if len(log.items) == self._n:
+                log.items.append(message)
+                return Transcript._view(self._head, log, self._n + 1)
+        fork = _Log([*islice(log.items, self._n), message], log, self._n)
+        return Transcript._view(self._head, fork, len(fork.items))
+
+    def last(self) -> Message | None:
+        """The last message, or ``None`` when there is none."""
+        if self._n:
+            return self._log.items[self._n - 1]
+        return self._head[-1] if self._head else None
 
     def headed(self, head: Sequence[Message], /) -> Transcript:
         """``head`` followed by this conversation's own messages (without its head)."""
+        if not head and not self._head:  # no head to put or to drop: this very view
+            return self
         return Transcript._view(tuple(head), self._log, self._n)
 
     def prefix(self, length: int, /) -> Transcript:
@@ -194,7 +208,7 @@ def settled(history: Transcript) -> Transcript:
     next turn's model API would refuse as unanswered: the text is kept, the calls not.
     Looks at the last message only, so a turn costs the same however long the history.
     """
-    last = history[-1] if len(history) else None
+    last = history.last()
     if last is None or last.role != "assistant" or not last.tool_calls:
         return history
     return history.prefix(len(history) - 1).append(Message("assistant", last.content))

@@ -45,6 +45,9 @@ _SHOWN_ERRORS: Final = 3
 # Keys whose value maps names to schemas, and keys whose value is data, not a schema.
 _SCHEMA_MAPS: Final = frozenset({"properties", "$defs", "patternProperties"})
 _DATA: Final = frozenset({"default", "enum", "const", "examples", "required"})
+# Parameter types whose values strict JSON validation gives back as they came.
+_PLAIN: Final[frozenset[object]] = frozenset((int, str, bool))
+_INT_BOUND: Final = 2**63
 # Typed as Any: the parameters' annotations are values here, built at run time.
 _ANNOTATED: Final[Any] = Annotated
 
@@ -56,6 +59,7 @@ class ValidatedArguments:
     __slots__ = (
         "_floats",
         "_invalid",
+        "_plain",
         "_to_json",
         "_unserializable",
         "_validate",
@@ -94,9 +98,12 @@ class ValidatedArguments:
         self._invalid: Final = pydantic.ValidationError
         self._unserializable: Final = pydantic_core.PydanticSerializationError
         self._floats: Final = tuple(param.name for param in params if _floating(param.annotation))
+        self._plain: Final = None if extra is not None else _plain_types(params)
 
     def validate(self, args: Mapping[str, Any], /) -> dict[str, Any]:
         """``args`` read as the model's JSON, validated strictly, as the call's keywords."""
+        if self._plain is not None and _plainly_valid(self._plain, args):
+            return dict(args)
         if not isinstance(args, Mapping):
             raise ToolArgumentsError(self.tool, args, "arguments must be a JSON object")
         try:
@@ -113,6 +120,40 @@ class ValidatedArguments:
             if type(args.get(name)) is int:
                 valid[name] = args[name]
         return valid
+
+
+def _plain_types(params: Sequence[Param]) -> dict[str, type] | None:
+    """Each parameter's type when every one is required and a plain ``int``, ``str`` or
+    ``bool`` (no constraints), else ``None``."""
+    plain: dict[str, type] = {}
+    for param in params:
+        kind = param.annotation
+        if param.default is not _EMPTY or param.metadata or kind not in _PLAIN:
+            return None
+        plain[param.name] = cast("type", kind)
+    return plain
+
+
+def _plainly_valid(plain: Mapping[str, type], args: object) -> bool:
+    """Whether ``args`` give every parameter a value of exactly its type and nothing else,
+    each one JSON carries unchanged: what strict JSON validation gives back as it came.
+
+    A str that is not ASCII, an int past 64 bits, anything else: pydantic decides.
+    """
+    if type(args) is not dict:
+        return False
+    given = cast("dict[str, object]", args)
+    if len(given) != len(plain):
+        return False
+    for name, value in given.items():
+        kind = type(value)
+        if plain.get(name) is not kind:
+            return False
+        if kind is str and not cast("str", value).isascii():
+            return False
+        if kind is int and not -_INT_BOUND <= cast("int", value) < _INT_BOUND:
+            return False
+    return True
 
 
 def problem_of(errors: Sequence[ErrorDetails]) -> str:

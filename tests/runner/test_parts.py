@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import re
 import threading
 import weakref
 from collections.abc import Callable
@@ -62,6 +63,18 @@ def test_runner_is_a_context_manager_that_refuses_use_after_close(mode: Mode) ->
         pass
     runner.close()  # closing twice is fine
     assert runner.closed
+
+
+def test_runs_that_start_sessions_get_random_ids_all_different(mode: Mode) -> None:
+    """Each run that starts a session gets a run id and a session id of 128 random bits in
+    hex, no two alike; a run that continues a session gets a new run id only."""
+    with Runner(Agent("assistant", ScriptedModel(default="ok"))) as runner:
+        results = [drive(runner, mode, "hi") for _ in range(50)]
+        again = drive(runner, mode, "hi", session_id=results[0].session_id)
+    ids = [r.run_id for r in results] + [r.session_id for r in results] + [again.run_id]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", each) for each in ids)
+    assert len(set(ids)) == 101
+    assert again.session_id == results[0].session_id
 
 
 def test_close_stops_the_tool_threads() -> None:
@@ -192,6 +205,48 @@ def test_sync_run_refuses_async_parts_before_anything_runs(
         assert seen.started == 0
         # The same parts are fine in run_async.
         assert asyncio.run(runner.run_async("hi", callbacks=where.get("run", []))).output == "ok"
+
+
+@pytest.mark.parametrize("where", ["runner", "run"])
+def test_a_refused_sync_run_is_refused_again_with_the_same_callbacks(where: str) -> None:
+    """A refusal is never remembered as a pass: the same list is refused on every sync run,
+    before and after an async run that could use it, and no hook runs."""
+    seen, hooks = Seen(), [AsyncHook()]
+    runner_callbacks: list[object] = [seen, *hooks] if where == "runner" else [seen]
+    run_callbacks = hooks if where == "run" else []
+    with Runner(Agent("assistant", ScriptedModel(default="ok")), callbacks=runner_callbacks) as r:
+        for _ in range(2):
+            with pytest.raises(InvalidCallbacks, match="before_model is async"):
+                r.run("hi", callbacks=run_callbacks)
+        assert seen.started == 0
+        assert asyncio.run(r.run_async("hi", callbacks=run_callbacks)).output == "ok"
+        with pytest.raises(InvalidCallbacks, match="before_model is async"):
+            r.run("hi", callbacks=run_callbacks)
+    assert seen.started == 1
+
+
+class PlainToolWrap:
+    """A plain def tool wrap: a sync run takes it, an async run refuses it."""
+
+    def wrap_tool(self, ctx: object, call_next: Callable[[object], object], /) -> object:
+        """Call on."""
+        return call_next(ctx)
+
+
+def test_a_refused_async_run_is_refused_again_with_the_same_callbacks() -> None:
+    """A plain def wrap is refused on every async run, before and after sync runs that take
+    it, and no hook runs."""
+    seen = Seen()
+    wraps = [PlainToolWrap()]
+    with Runner(Agent("assistant", ScriptedModel(default="ok")), callbacks=[seen]) as runner:
+        for _ in range(2):
+            with pytest.raises(InvalidCallbacks, match="plain def"):
+                asyncio.run(runner.run_async("hi", callbacks=wraps))
+        assert seen.started == 0
+        assert runner.run("hi", callbacks=wraps).output == "ok"
+        with pytest.raises(InvalidCallbacks, match="plain def"):
+            asyncio.run(runner.run_async("hi", callbacks=wraps))
+    assert seen.started == 1
 
 
 def test_run_inside_a_running_loop_is_refused() -> None:

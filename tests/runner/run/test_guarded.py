@@ -432,13 +432,14 @@ class Tamper:
 
 
 def test_the_runner_owns_attempt_and_max_attempts(mode: Mode) -> None:
-    """Whatever a before or error hook writes into them, contexts count the runner's attempts."""
+    """Whatever a before or error hook writes into them, contexts count the runner's attempts;
+    the first ``before_tool`` already sees the call's budget."""
     tamper = Tamper()
     agent = Agent("assistant", file_model(), tools=[read_file])
     with Runner(agent, retry=NO_WAIT) as runner:
         result = drive(runner, mode, "go", callbacks=[tamper])
     assert tamper.seen == [
-        ("before_tool", 1, 1),
+        ("before_tool", 1, 3),
         ("on_tool_error", 1, 3),
         ("before_tool", 2, 3),  # the changed call is checked again
         ("on_tool_error", 2, 3),
@@ -447,6 +448,33 @@ def test_the_runner_owns_attempt_and_max_attempts(mode: Mode) -> None:
     assert [e.attempt for e in events_of(result, ToolAttemptEvent)] == [1, 2, 3]
     [event] = events_of(result, ToolResultEvent)
     assert event.result.is_error
+
+
+class Budgets:
+    """Notes the attempt and budget each before hook is shown."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int, int]] = []
+
+    def before_model(self, ctx: ModelContext, /) -> Cont[ModelContext] | Halt[ModelResponse]:
+        """Note and go on."""
+        self.seen.append(("before_model", ctx.attempt, ctx.max_attempts))
+        return Cont(ctx)
+
+    def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext] | Halt[ToolResult]:
+        """Note and go on."""
+        self.seen.append(("before_tool", ctx.attempt, ctx.max_attempts))
+        return Cont(ctx)
+
+
+def test_before_hooks_see_the_first_attempt_of_the_runners_budget(mode: Mode) -> None:
+    """``before_model`` and ``before_tool`` see attempt 1 of ``RetryPolicy.max_attempts``."""
+    budgets = Budgets()
+    model = ScriptedModel([calling(ToolCall("c1", "delete_file", {"path": "/tmp"})), "done"])
+    policy = RetryPolicy(max_attempts=4)
+    with Runner(Agent("assistant", model, tools=[delete_file]), retry=policy) as runner:
+        drive(runner, mode, "go", callbacks=[budgets])
+    assert budgets.seen == [("before_model", 1, 4), ("before_tool", 1, 4), ("before_model", 1, 4)]
 
 
 class FailTool:

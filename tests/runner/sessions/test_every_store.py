@@ -18,15 +18,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from typing_extensions import override
 
-from hooks import BeforeAgent, BeforeResult, Cont
+from hooks import BeforeAgent, BeforeModel, BeforeResult, Cont
 from runner import (
     Agent,
     AgentContext,
     InMemorySessions,
     Message,
+    ModelContext,
     ModelResponse,
     Runner,
+    RunStartedEvent,
     ScriptedModel,
     Session,
     SessionBusy,
@@ -35,6 +39,7 @@ from runner import (
     SQLiteSessionStore,
     StateKey,
     ToolCall,
+    ToolResultEvent,
     Transcript,
 )
 from tests.helpers.runs import Mode, calling, drive
@@ -593,6 +598,112 @@ def test_a_long_run_renews_its_lease_at_model_steps(
     with Runner(agent, sessions=store, session_lease=30) as runner:
         result = drive(runner, mode, "go", user_id="u", session_id="s")
     assert seen == [result.run_id] * 4  # the last 48 s after the start: still held
+
+
+def probe(store: SessionStore, user_id: str, session_id: str) -> str:
+    """Try to take a session's lease as another process would: who holds it, or ``"free"``."""
+    try:
+        store.acquire(user_id, session_id, owner="intruder", ttl=30)
+    except SessionBusy as busy:
+        return busy.holder
+    store.release(user_id, session_id, owner="intruder")
+    return "free"
+
+
+class Probe(BeforeModel):
+    """Probes the lease of the session its run is on, which it can name."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+        self.seen: list[str] = []
+
+    def before_model(self, ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
+        """Probe, then go on."""
+        invocation = ctx.invocation
+        self.seen.append(probe(self.store, invocation.user_id, invocation.session_id))
+        return Cont(ctx)
+
+
+@pytest.mark.parametrize("where", ["runner", "run", "agent"])
+def test_a_fresh_session_is_held_where_a_callback_can_name_it(
+    store: SessionStore, mode: Mode, where: str
+) -> None:
+    """A run that starts a session (no ``session_id``) holds its lease when a callback, which
+    sees the new id, runs in it: the runner's, the run's or the agent's own."""
+    watch = Probe(store)
+    agent = Agent("assistant", ScriptedModel(default="ok"), callbacks=[watch] * (where == "agent"))
+    callbacks = [watch] * (where == "run")
+    with Runner(agent, sessions=store, callbacks=[watch] * (where == "runner")) as runner:
+        result = drive(runner, mode, "go", user_id="u", callbacks=callbacks)
+    assert watch.seen == [result.run_id]
+    assert probe(store, "u", result.session_id) == "free"  # released at the end of the run
+
+
+def test_a_fresh_session_is_held_once_its_stream_shows_it(store: SessionStore) -> None:
+    """A streamed run that starts a session holds its lease from the first event, which names
+    the session."""
+
+    async def main(runner: Runner) -> tuple[str, RunStartedEvent]:
+        stream = runner.stream("go", user_id="u")
+        started = await anext(stream)
+        assert isinstance(started, RunStartedEvent)
+        holder = probe(store, "u", started.session_id)
+        await stream.aclose()
+        return holder, started
+
+    with Runner(Agent("assistant", ScriptedModel(default="ok")), sessions=store) as runner:
+        holder, started = asyncio.run(main(runner))
+    assert holder == started.run_id
+    assert probe(store, "u", started.session_id) == "free"
+
+
+class ProbeAtChatEnd(SpanProcessor):
+    """Probes the lease of the session each ended ``chat`` span names, as an exporter could."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+        self.seen: list[str] = []
+
+    @override
+    def on_end(self, span: ReadableSpan) -> None:
+        """Probe the span's conversation, if it is a model call's."""
+        session_id = (span.attributes or {}).get("gen_ai.conversation.id")
+        if span.name.startswith("chat") and isinstance(session_id, str):
+            self.seen.append(probe(self.store, "u", session_id))
+
+
+def test_a_fresh_session_is_held_in_a_traced_run(store: SessionStore, mode: Mode) -> None:
+    """A traced run that starts a session holds its lease: its spans name the session, and a
+    span processor sees them before the run ends."""
+    provider = TracerProvider()
+    watch = ProbeAtChatEnd(store)
+    provider.add_span_processor(watch)
+    agent = Agent("assistant", ScriptedModel(default="ok"))
+    with Runner(agent, sessions=store, tracer_provider=provider) as runner:
+        result = drive(runner, mode, "go", user_id="u")
+    assert watch.seen == [result.run_id]
+
+
+def test_a_runners_own_store_shared_with_another_runner_holds_each_session(mode: Mode) -> None:
+    """A runner's default store given to a second runner: a run of the second on a session
+    the first is running raises ``SessionBusy`` naming the first one's run."""
+
+    def meanwhile() -> str:
+        """Run the same session on the second runner, from inside the first one's run."""
+        try:
+            second.run("meanwhile", user_id="u", session_id="s")
+        except SessionBusy as busy:
+            return f"busy: {busy.holder}"
+        return "ran"
+
+    model = ScriptedModel([calling(ToolCall("c1", "meanwhile", {})), "done"])
+    first = Runner(Agent("assistant", model, tools=[meanwhile]))
+    second = Runner(Agent("assistant", ScriptedModel(default="second")), sessions=first.sessions)
+    with first, second:
+        result = drive(first, mode, "go", user_id="u", session_id="s")
+        assert second.run("after", user_id="u", session_id="s").output == "second"
+    (answer,) = [event.result.content for event in result.events if type(event) is ToolResultEvent]
+    assert answer == f"busy: {result.run_id}"
 
 
 @pytest.mark.parametrize(

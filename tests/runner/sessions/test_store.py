@@ -18,6 +18,7 @@ import pytest
 from hooks import BeforeResult, Cont
 from runner import (
     Agent,
+    AgentContext,
     InMemorySessions,
     Message,
     ModelContext,
@@ -27,6 +28,7 @@ from runner import (
     Session,
     SessionConflict,
     SessionStore,
+    StateKey,
     StopEvent,
     StopRun,
     ToolCall,
@@ -249,6 +251,57 @@ def test_a_custom_stores_conflict_fails_the_run(mode: Mode) -> None:
     ):
         drive(runner, mode, "go", user_id="u", session_id="s")
     assert store.data["u", "s"] == (turn("elsewhere", "kept"), 1)
+
+
+class StateLog(DictStore):
+    """A ``DictStore`` that notes the state each save is given (``None``: keep the stored)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.given: list[dict[str, Any] | None] = []
+
+    def save(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message],
+        /,
+        *,
+        version: int,
+        state: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Note the state, then save."""
+        self.given.append(None if state is None else dict(state))
+        return super().save(user_id, session_id, messages, version=version, state=state)
+
+
+class SetState:
+    """Sets a session-scoped and an invocation-scoped value, or only the latter."""
+
+    def __init__(self, *, session: bool) -> None:
+        self.session = session
+
+    def before_agent(self, ctx: AgentContext, /) -> BeforeResult[AgentContext, ModelResponse]:
+        """Set the values and go on."""
+        state = ctx.invocation.state
+        if self.session:
+            state.set(StateKey[int]("turns", scope="session"), 1)
+        state.set("scratch", "this run only")
+        return Cont(ctx)
+
+
+def test_a_run_writes_session_state_only_when_there_is_some(mode: Mode) -> None:
+    """A session with no state that gets none is saved without state (``None``: keep it); a
+    session-scoped value is written, and kept by the runs after it; an invocation-scoped
+    one never is."""
+    store = StateLog()
+    with Runner(Agent("assistant", ScriptedModel(default="ok")), sessions=store) as runner:
+        drive(runner, mode, "one", user_id="u", session_id="s")
+        drive(runner, mode, "two", user_id="u", session_id="s", callbacks=[SetState(session=True)])
+        drive(runner, mode, "three", user_id="u", session_id="s")
+        drive(runner, mode, "one", user_id="u", session_id="t", callbacks=[SetState(session=False)])
+    assert store.given == [None, {"turns": 1}, {"turns": 1}, None]
+    assert (store.states["u", "s"], store.states.get(("u", "t"))) == ({"turns": 1}, None)
 
 
 # -- what a stopped run leaves: its record and its session ----------------------------------

@@ -225,6 +225,18 @@ def test_extending_a_view_behind_the_tip_forks(copied: list[int]) -> None:
     assert left == msgs("a", "left")
 
 
+def test_last_is_the_views_own_last_message() -> None:
+    """``last()`` is a view's last message (its head's when its body is empty), even behind the
+    log's tip; ``None`` for no message at all."""
+    assert Transcript().last() is None
+    assert Transcript().headed([SYSTEM]).last() is SYSTEM
+    whole = Transcript(msgs("a", "b"))
+    grown = whole.append(Message("user", "c"))
+    assert (whole.last(), grown.last()) == (msgs("b")[0], Message("user", "c"))
+    assert whole.prefix(1).last() == msgs("a")[0]
+    assert whole.headed([SYSTEM]).last() == msgs("b")[0]
+
+
 def test_extending_a_prefix_forks() -> None:
     """A prefix view extended gets its own log; the longer transcript is unchanged."""
     whole = Transcript(msgs("a", "b", "c"))
@@ -244,6 +256,13 @@ def test_headed_puts_messages_before_the_body_without_copying_it(copied: list[in
     assert headed.headed(msgs("h")) == msgs("h", "a", "b")
     assert copied == [2]
     assert body == msgs("a", "b")
+
+
+def test_an_empty_head_drops_the_head_or_is_the_transcript_itself() -> None:
+    """``headed(())`` drops a head; a transcript without one is given back as it is."""
+    body = Transcript(msgs("a", "b"))
+    assert body.headed(()) is body
+    assert body.headed([SYSTEM]).headed(()) == msgs("a", "b")
 
 
 def test_extending_a_headed_transcript_keeps_the_head() -> None:

@@ -539,6 +539,42 @@ def test_values_pass_as_the_json_they_stand_for(
     assert type(got) is type(result)
 
 
+class Text(str):
+    """A str of its own kind."""
+
+    __slots__ = ()
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value", "result"),
+    [
+        (int, 7, 7),
+        (int, 2**63 - 1, 2**63 - 1),
+        (int, 2**70, 2**70),
+        (int, -(2**70), -(2**70)),
+        (str, "plain", "plain"),
+        (str, "a\x00b", "a\x00b"),
+        (str, "déjà vu", "déjà vu"),
+        (str, Text("kind"), "kind"),
+        (bool, False, False),
+    ],
+)
+def test_plain_values_reach_the_function_as_json_gives_them(
+    annotation: object, value: object, result: object
+) -> None:
+    """Ints of any size, any text JSON can carry, bools: the function gets them as the JSON
+    they stand for (a str of its own kind as a plain str)."""
+    got = tool_of(annotation).run({"x": value})
+    assert got == result
+    assert type(got) is type(result)
+
+
+def test_text_json_cannot_carry_is_refused() -> None:
+    """A lone surrogate is no JSON text: the call is refused, naming why."""
+    with pytest.raises(ToolArgumentsError, match="arguments must be JSON values"):
+        tool_of(str).run({"x": "\ud800"})
+
+
 def test_missing_and_unexpected_arguments_read_as_without_pydantic() -> None:
     """Top-level problems keep the words Python's own signature check uses."""
     tool = FunctionTool(runs.add)
