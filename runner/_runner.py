@@ -2,57 +2,41 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import os
 import random
-import threading
 import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Final, final
 
 from hooks import (
     Decision,
     DispatchPolicy,
     Message,
-    compile_callbacks,
 )
 from runner._agent import Agent
 from runner._checks import (
     as_message,
     check_id,
     check_type,
-    positive_float,
-    positive_int,
     refuse_inside_loop,
-    store_hint,
 )
 from runner._events import RunFinishedEvent, RunResult, RunStartedEvent, StreamEvent
 from runner._pause.runstate import RunState
 from runner._retry import RetryPolicy
-from runner._run.callbacks import CallbackTable
 from runner._run.drive import complete
-from runner._run.engine import IN_PROCESS, Engine
+from runner._run.launch import Launcher
 from runner._run.resume import checked_decisions
-from runner._run.run import Run
-from runner._run.settings import Settings
-from runner._sessions.leases import RunLease
-from runner._sessions.store import InMemorySessions, SessionStore
+from runner._run.tracer import Tracer
+from runner._sessions.store import SessionStore
 from runner._streaming.channel import Channel
 from runner._streaming.trampoline import Outcome, trampoline
 
 if TYPE_CHECKING:  # the extra hookline[otel]; imported at run time only when given
     from opentelemetry.trace import TracerProvider
 
-    from runner._telemetry.telemetry import Telemetry
-
 __all__ = ["Runner"]
 
-logger: Final = logging.getLogger("runner")
-
 _DEFAULT_POLICY: Final = DispatchPolicy()
-_NO_CALLBACKS: Final = compile_callbacks(())
 
 
 @final
@@ -84,14 +68,7 @@ class Runner:
     """
 
     __slots__ = (
-        "_active",
-        "_closed",
-        "_executor",
-        "_lock",
-        "_owns_executor",
-        "_owns_sessions",
-        "_table",
-        "_telemetry",
+        "_launcher",
         "agent",
         "callbacks",
         "max_steps",
@@ -117,44 +94,36 @@ class Runner:
         tracer_provider: TracerProvider | None = None,
         capture_content: bool | None = None,
     ) -> None:
-        # Untyped callers may pass anything: each argument is refused here, not mid-run.
         check_type("agent", agent, Agent, "Runner drives an Agent")
-        check_type("retry", retry, RetryPolicy, "pass a RetryPolicy(...)")
-        check_type("policy", policy, DispatchPolicy, "pass a DispatchPolicy(...)")
-        if sessions is not None:
-            check_type("sessions", sessions, SessionStore, store_hint(sessions))
-        if executor is not None:
-            check_type("executor", executor, Executor, "e.g. a ThreadPoolExecutor")
-        if rng is not None:
-            check_type("rng", rng, random.Random, "e.g. random.Random(seed)")
         if capture_content is not None:
             check_type("capture_content", capture_content, bool, "True, False or None")
             if tracer_provider is None:
                 msg = "capture_content is for traced runs: pass tracer_provider=... too"
                 raise ValueError(msg)
-        self.agent: Final = agent
-        self.callbacks: Final = compile_callbacks(callbacks)
-        self.retry: Final = retry
-        self.max_steps: Final = positive_int("max_steps", max_steps)
-        self.policy: Final = policy
-        self._owns_sessions: Final = sessions is None
-        self.sessions: Final[SessionStore] = InMemorySessions() if sessions is None else sessions
-        self.rng: Final = rng or random.Random()
-        self.session_lease: Final = positive_float("session_lease", session_lease)
-        agents = tuple(agent.walk())
-        self._table: Final = CallbackTable(self.callbacks, agents)
-        self._owns_executor: Final = executor is None
-        self._executor: Executor | None = executor
-        self._closed = False
-        # The sessions a run is under way on (a session takes one run at a time); the
-        # run count tells close() when the last run has ended.
-        self._active: set[tuple[str, str]] = set()
-        self._lock: Final = threading.Lock()
-        self._telemetry: Final = (
-            None
+        launcher = Launcher.checked(
+            agent,
+            kind="Runner",
+            callbacks=callbacks,
+            retry=retry,
+            sessions=sessions,
+            max_steps=max_steps,
+            policy=policy,
+            executor=executor,
+            rng=rng,
+            session_lease=session_lease,
+            tracer=None
             if tracer_provider is None
-            else _telemetry(tracer_provider, capture_content, agents)
+            else _telemetry(tracer_provider, capture_content, tuple(agent.walk())),
         )
+        self._launcher: Final = launcher
+        self.agent: Final = agent
+        self.callbacks: Final = launcher.callbacks
+        self.retry: Final = launcher.retry
+        self.max_steps: Final = launcher.max_steps
+        self.policy: Final = launcher.policy
+        self.rng: Final = launcher.rng
+        self.session_lease: Final = launcher.session_lease
+        self.sessions: Final[SessionStore] = launcher.sessions
 
     def run(
         self,
@@ -174,11 +143,12 @@ class Runner:
         """
         refuse_inside_loop("run", "run_async")
         message = as_message(message)
-        run = self._start(message, user_id, session_id, callbacks, is_async=False)
+        launcher = self._launcher
+        run = launcher.start(message, user_id, session_id, callbacks, is_async=False)
         try:
             return complete(run.run(self.agent, message))
         finally:
-            self._finish(run)
+            launcher.finish(run)
 
     async def run_async(
         self,
@@ -191,11 +161,12 @@ class Runner:
         """``run`` for async code: awaits async models, tools and callbacks, runs sync ones
         on the executor, and runs the tool calls of one model response concurrently."""
         message = as_message(message)
-        run = self._start(message, user_id, session_id, callbacks, is_async=True)
+        launcher = self._launcher
+        run = launcher.start(message, user_id, session_id, callbacks, is_async=True)
         try:
             return await run.run(self.agent, message)
         finally:
-            self._finish(run)
+            launcher.finish(run)
 
     def resume(
         self,
@@ -217,11 +188,11 @@ class Runner:
         """
         refuse_inside_loop("resume", "resume_async")
         state, every = checked_decisions(self.agent, state, decisions)
-        run = self._resumed(state, every, callbacks, is_async=False)
+        run = self._launcher.resumed(state, every, callbacks, is_async=False)
         try:
             return complete(run.resume(self.agent, state))
         finally:
-            self._finish(run)
+            self._launcher.finish(run)
 
     def paused(self, run_id: str) -> RunState | None:
         """The state of paused run ``run_id`` as the session store keeps it, or ``None``.
@@ -242,11 +213,11 @@ class Runner:
     ) -> RunResult:
         """``resume`` for async code, as ``run_async`` is ``run``'s."""
         state, every = checked_decisions(self.agent, state, decisions)
-        run = self._resumed(state, every, callbacks, is_async=True)
+        run = self._launcher.resumed(state, every, callbacks, is_async=True)
         try:
             return await run.resume(self.agent, state)
         finally:
-            self._finish(run)
+            self._launcher.finish(run)
 
     async def stream(
         self,
@@ -270,9 +241,13 @@ class Runner:
         session, and ``aclose()`` returns once the run has ended.
         """
         channel = Channel()
-        run = self._start(message, user_id, session_id, callbacks, is_async=True, channel=channel)
+        message = as_message(message)
+        launcher = self._launcher
+        run = launcher.start(
+            message, user_id, session_id, callbacks, is_async=True, channel=channel
+        )
         outcome: Outcome[RunResult] = Outcome()
-        steps = trampoline(lambda: run.run(self.agent, as_message(message)), channel, outcome)
+        steps = trampoline(lambda: run.run(self.agent, message), channel, outcome)
         try:
             yield RunStartedEvent(
                 run_id=run.id, session_id=run.session_id, agent=self.agent.name, time=time.time()
@@ -286,7 +261,7 @@ class Runner:
             try:
                 await steps.aclose()  # an unfinished run is cancelled and driven to its end
             finally:  # aclose raises when the consumer was cancelled while the run wound down
-                self._finish(run)
+                launcher.finish(run)
 
     def close(self) -> None:
         """Refuse new runs; release the runner's pool and own sessions once no run is under way.
@@ -294,190 +269,26 @@ class Runner:
         Never waits for a run. Inside a running event loop it does not wait for the pool's
         threads either; outside one, with no run under way, it waits for them to end.
         """
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            idle = not self._active
-        self._table.clear()
-        if idle:
-            self._release()
+        self._launcher.close()
 
     @property
     def closed(self) -> bool:
         """Whether ``close`` was called."""
-        return self._closed
+        return self._launcher.closed
 
     def __enter__(self) -> Runner:
-        self._check_open()
+        self._launcher.check_open()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
+        state = "closed" if self._launcher.closed else "open"
         return f"<Runner {self.agent.name!r} {state}>"
 
-    def _start(
-        self,
-        message: str | Message,
-        user_id: str,
-        session_id: str | None,
-        callbacks: Sequence[object],
-        *,
-        is_async: bool,
-        channel: Channel | None = None,
-        run_id: str | None = None,
-        engine: Engine = IN_PROCESS,
-        sessions: SessionStore | None = None,
-    ) -> Run:
-        """A run, claimed on its session and its lease; ``resume`` gives the run id, a durable
-        runner the engine, the id and the store the loop sees."""
-        as_message(message)  # refused before anything is claimed
-        check_id("user_id", user_id)
-        fresh = session_id is None
-        if not fresh:
-            check_id("session_id", session_id)
-        run_callbacks = (
-            _NO_CALLBACKS
-            if not callbacks and type(callbacks) is tuple
-            else compile_callbacks(callbacks)
-        )
-        setups = self._table.for_run(run_callbacks, check_sync=not is_async)
-        if run_id is None and fresh and engine is IN_PROCESS:
-            run_id, session_id = _two_ids()
-        else:
-            run_id = engine.new_id() if run_id is None else run_id
-            session_id = engine.new_id() if session_id is None else session_id
-        # A fresh session's id is 128 random bits nobody knows until the run shows it: to
-        # its callbacks, its stream, its spans, its result. A run with none of the first
-        # three, on the runner's own in-memory store, is one no other run can name, so it
-        # takes no lease; every other run holds its session's lease in the store.
-        private = (
-            fresh
-            and setups.silent
-            and channel is None
-            and self._telemetry is None
-            and engine is IN_PROCESS
-            and sessions is None
-            and type(self.sessions) is InMemorySessions
-        )
-        lease = (
-            None
-            if private
-            else RunLease(self.sessions, user_id, session_id, owner=run_id, ttl=self.session_lease)
-        )
-        run = Run(
-            run_id=run_id,
-            user_id=user_id,
-            session_id=session_id,
-            setups=setups.by_agent,
-            settings=Settings(
-                retry=self.retry,
-                max_steps=self.max_steps,
-                policy=self.policy,
-                is_async=is_async,
-                pool=self._pool,
-                rng=self.rng,
-                engine=engine,
-                channel=channel,
-                tracer=self._telemetry,
-            ),
-            sessions=self.sessions if sessions is None else sessions,
-            lease=lease,
-        )
-        key = (run.user_id, run.session_id)
-        with self._lock:
-            self._check_open()
-            if key in self._active:
-                msg = (
-                    f"session {run.session_id!r} of user {run.user_id!r} already has a run "
-                    "under way on this runner; a session takes one run at a time"
-                )
-                raise RuntimeError(msg)
-            self._active.add(key)
-        if lease is not None:
-            try:  # the store's lease: no other runner or process may run the session meanwhile
-                lease.acquire()
-            except BaseException:
-                self._finish(run, held=False)
-                raise
-        return run
 
-    def _resumed(
-        self,
-        state: RunState,
-        decisions: Mapping[str, Decision],
-        callbacks: Sequence[object],
-        *,
-        is_async: bool,
-    ) -> Run:
-        frame = state.frame
-        assert frame is not None  # checked_decisions refused any other state
-        run = self._start(
-            frame.message,
-            state.user_id,
-            state.session_id,
-            callbacks,
-            is_async=is_async,
-            run_id=state.run_id,
-        )
-        run.decisions = decisions
-        return run
-
-    def _finish(self, run: Run, *, held: bool = True) -> None:
-        lease = run.lease
-        if held and lease is not None:
-            try:
-                lease.release()
-            except Exception:  # the lease expires by itself: the run's own outcome stands
-                logger.exception(
-                    "could not release the lease of run %s on session %r; it expires in %gs",
-                    run.id,
-                    run.session_id,
-                    lease.ttl,
-                )
-        with self._lock:
-            self._active.discard((run.user_id, run.session_id))
-            last = self._closed and not self._active
-        if last:
-            self._release()
-
-    def _release(self) -> None:
-        """Shut the pool the runner made and forget the sessions it made."""
-        if self._owns_executor and self._executor is not None:
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                self._executor.shutdown(wait=True)
-            else:  # never block an event loop
-                self._executor.shutdown(wait=False)
-        if self._owns_sessions and isinstance(self.sessions, InMemorySessions):
-            self.sessions.clear()
-
-    def _pool(self) -> Executor:
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(thread_name_prefix="hookline-tool")
-            return self._executor
-
-    def _check_open(self) -> None:
-        if self._closed:
-            msg = f"{self!r} is closed; make a new Runner"
-            raise RuntimeError(msg)
-
-
-def _two_ids() -> tuple[str, str]:
-    """A run id and a session id as the in-process engine makes them (128 random bits each,
-    in hex), from one draw of the system's randomness."""
-    drawn = os.urandom(32).hex()
-    return drawn[:32], drawn[32:]
-
-
-def _telemetry(
-    provider: object, capture_content: bool | None, agents: Sequence[Agent]
-) -> Telemetry:
+def _telemetry(provider: object, capture_content: bool | None, agents: Sequence[Agent]) -> Tracer:
     """The runs' spans; OpenTelemetry is imported here, when a provider is given."""
     from runner._telemetry.telemetry import Telemetry
 

@@ -33,27 +33,27 @@ from runner._run.resume import checked_decisions
 from runner._sessions.store import Session, SessionStore
 
 if TYPE_CHECKING:
-    from runner._runner import Runner
+    from runner._run.launch import Launcher
 
 __all__ = ["resume_body", "run_body"]
 
 
 async def run_body(
-    runner: Runner, message: Message, user_id: str, session_id: str | None, *, is_async: bool
+    launcher: Launcher, message: Message, user_id: str, session_id: str | None, *, is_async: bool
 ) -> bytes:
     """One run inside its workflow: its result stored, or what failed it stored and raised."""
     try:
-        return dump(await _run(runner, message, user_id, session_id, is_async=is_async))
+        return dump(await _run(launcher, message, user_id, session_id, is_async=is_async))
     except Exception as exc:
         raise stored(exc) from None
 
 
 async def resume_body(
-    runner: Runner, state_json: str, decisions: Mapping[str, Any], *, is_async: bool
+    launcher: Launcher, state_json: str, decisions: Mapping[str, Any], *, is_async: bool
 ) -> bytes:
     """One resume inside its workflow: stored as ``run_body`` stores a run."""
     try:
-        return dump(await _resume(runner, state_json, decisions, is_async=is_async))
+        return dump(await _resume(launcher, state_json, decisions, is_async=is_async))
     except Exception as exc:
         raise stored(exc) from None
 
@@ -65,16 +65,16 @@ def _workflow_id() -> str:
 
 
 async def _run(
-    runner: Runner, message: Message, user_id: str, session_id: str | None, *, is_async: bool
+    launcher: Launcher, message: Message, user_id: str, session_id: str | None, *, is_async: bool
 ) -> RunResult:
     """The session loaded, the loop, the session saved: each a step or steps."""
     run_id = _workflow_id()
     engine = DbosEngine(run_id, is_async=is_async)
     session_id = engine.new_id() if session_id is None else session_id
-    store = runner.sessions
+    store = launcher.sessions
     loaded = await engine.record("session load", partial(store.load, user_id, session_id))
     deferred = _Deferred(store, loaded, None)
-    run = runner._start(
+    run = launcher.start(
         message,
         user_id,
         session_id,
@@ -85,46 +85,34 @@ async def _run(
         sessions=deferred,
     )
     try:
-        result = await run.run(runner.agent, message)
+        result = await run.run(launcher.agent, message)
     finally:
-        runner._finish(run)
+        launcher.finish(run)
     for name, write in deferred.writes:
         await engine.record(name, write)
     return result
 
 
 async def _resume(
-    runner: Runner, state_json: str, decisions: Mapping[str, Any], *, is_async: bool
+    launcher: Launcher, state_json: str, decisions: Mapping[str, Any], *, is_async: bool
 ) -> RunResult:
     """The session and the kept paused state loaded, the resumed loop, the writes: as steps."""
     state = RunState.from_json(state_json)
     decided: dict[str, Decision] = {
         key: decode_decision(value, f"decisions.{key}") for key, value in decisions.items()
     }
-    state, every = checked_decisions(runner.agent, state, decided)
-    frame = state.frame
-    assert frame is not None  # checked_decisions refused any other state
+    state, every = checked_decisions(launcher.agent, state, decided)
     engine = DbosEngine(_workflow_id(), is_async=is_async)
-    store = runner.sessions
+    store = launcher.sessions
     user_id, session_id = state.user_id, state.session_id
     loaded = await engine.record("session load", partial(store.load, user_id, session_id))
     kept = await engine.record("paused load", partial(store.load_paused, state.run_id))
     deferred = _Deferred(store, loaded, kept)
-    run = runner._start(
-        frame.message,
-        user_id,
-        session_id,
-        (),
-        is_async=is_async,
-        run_id=state.run_id,
-        engine=engine,
-        sessions=deferred,
-    )
-    run.decisions = every
+    run = launcher.resumed(state, every, (), is_async=is_async, engine=engine, sessions=deferred)
     try:
-        result = await run.resume(runner.agent, state)
+        result = await run.resume(launcher.agent, state)
     finally:
-        runner._finish(run)
+        launcher.finish(run)
     for name, write in deferred.writes:
         await engine.record(name, write)
     return result

@@ -20,8 +20,8 @@ from runner._checks import as_message, check_id, refuse_inside_loop
 from runner._events import RunResult
 from runner._pause.runstate import RunState, encode_decision
 from runner._retry import RetryPolicy
+from runner._run.launch import Launcher
 from runner._run.resume import checked_decisions
-from runner._runner import Runner
 from runner._sessions.store import SessionStore
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class DurableRunner:
       and the decisions (``_durable_body`` says why the run does not wait in its own).
     """
 
-    __slots__ = ("_workflows", "name", "runner")
+    __slots__ = ("_launcher", "_workflows", "agent", "name", "session_lease", "sessions")
 
     def __init__(
         self,
@@ -98,16 +98,22 @@ class DurableRunner:
         _require_dbos()
         from runner._durable.workflows import Workflows
 
-        self.runner: Final = Runner(
+        launcher = Launcher.checked(
             agent,
+            kind="DurableRunner",
             callbacks=callbacks,
             retry=retry,
             sessions=sessions,
             max_steps=max_steps,
             policy=policy,
             executor=executor,
+            rng=None,
             session_lease=session_lease,
         )
+        self._launcher: Final = launcher
+        self.agent: Final = agent
+        self.sessions: Final[SessionStore] = launcher.sessions
+        self.session_lease: Final = launcher.session_lease
         name = agent.name if name is None else name
         check_id("DurableRunner name", name)
         with _names_lock:
@@ -119,7 +125,7 @@ class DurableRunner:
                 raise ValueError(msg)
             _names.add(name)
         self.name: Final = name
-        self._workflows: Final[Workflows] = Workflows(name, self.runner)
+        self._workflows: Final[Workflows] = Workflows(name, launcher)
 
     def run(
         self,
@@ -202,11 +208,14 @@ class DurableRunner:
 
     def paused(self, run_id: str) -> RunState | None:
         """The state of paused run ``run_id`` as the session store keeps it, or ``None``."""
-        return self.runner.paused(run_id)
+        check_id("run_id", run_id)
+        text = self.sessions.load_paused(run_id)
+        return None if text is None else RunState.from_json(text)
 
     def close(self) -> None:
-        """Close the runner inside (its thread pool); DBOS stays as the application set it."""
-        self.runner.close()
+        """Refuse new runs and release the thread pool once none is under way; DBOS stays as
+        the application set it."""
+        self._launcher.close()
 
     def __enter__(self) -> DurableRunner:
         return self
@@ -215,7 +224,7 @@ class DurableRunner:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<DurableRunner {self.name!r} of agent {self.runner.agent.name!r}>"
+        return f"<DurableRunner {self.name!r} of agent {self.agent.name!r}>"
 
     def _inputs(
         self, message: str | Message, run_id: str | None, user_id: str, session_id: str | None
@@ -231,7 +240,7 @@ class DurableRunner:
         self, state: RunState, decisions: Mapping[str, Decision]
     ) -> tuple[str, str, dict[str, dict[str, Any]]]:
         """The resume's workflow id and inputs, once the decisions fit the state."""
-        state, _ = checked_decisions(self.runner.agent, state, decisions)
+        state, _ = checked_decisions(self.agent, state, decisions)
         text = state.to_json()
         encoded = {key: encode_decision(decision) for key, decision in decisions.items()}
         digest = hashlib.sha256(

@@ -21,7 +21,7 @@ from runner._events import RunResult
 from runner._run.drive import complete
 
 if TYPE_CHECKING:
-    from runner._runner import Runner
+    from runner._run.launch import Launcher
 
 __all__ = ["Workflows"]
 
@@ -32,21 +32,21 @@ class Workflows:
 
     __slots__ = ("_async", "_resume", "_resume_async", "_sync", "async_name", "name", "names")
 
-    def __init__(self, name: str, runner: Runner) -> None:
+    def __init__(self, name: str, launcher: Launcher) -> None:
         self.name: Final = f"hookline:{name}"
         self.async_name: Final = f"hookline:{name}:async"
 
         def run(message: Message, user_id: str, session_id: str | None) -> bytes:
-            return complete(run_body(runner, message, user_id, session_id, is_async=False))
+            return complete(run_body(launcher, message, user_id, session_id, is_async=False))
 
         async def run_async(message: Message, user_id: str, session_id: str | None) -> bytes:
-            return await run_body(runner, message, user_id, session_id, is_async=True)
+            return await run_body(launcher, message, user_id, session_id, is_async=True)
 
         def resume(state_json: str, decisions: Mapping[str, Any]) -> bytes:
-            return complete(resume_body(runner, state_json, decisions, is_async=False))
+            return complete(resume_body(launcher, state_json, decisions, is_async=False))
 
         async def resume_async(state_json: str, decisions: Mapping[str, Any]) -> bytes:
-            return await resume_body(runner, state_json, decisions, is_async=True)
+            return await resume_body(launcher, state_json, decisions, is_async=True)
 
         self._sync: Final = DBOS.workflow(name=self.name)(run)
         self._async: Final = DBOS.workflow(name=self.async_name)(run_async)

@@ -260,7 +260,7 @@ def test_a_paused_durable_run_ends_its_workflow_paused_with_its_state_stored(mod
     assert result.status == "paused"
     assert [request.reason for request in result.pending] == ["book Paris?"]
     assert tools.ran() == []
-    stored = runner.runner.paused(run_id)
+    stored = runner.paused(run_id)
     assert stored is not None
     assert stored.to_json() == result.state.to_json()
     names = [step["function_name"] for step in DBOS.list_workflow_steps(run_id)]
@@ -475,8 +475,8 @@ def test_a_model_that_reads_the_request_sees_the_durable_history() -> None:
 
 
 def test_the_session_lease_is_the_durable_runner_s_to_set() -> None:
-    """``session_lease`` reaches the runner inside and is checked like ``Runner``'s."""
+    """``session_lease`` is the durable runner's, checked like ``Runner``'s."""
     made = DurableRunner(Agent("leased", ScriptedModel()), name=unique("leased"), session_lease=5)
-    assert made.runner.session_lease == 5
+    assert made.session_lease == 5
     with pytest.raises(ValueError, match="session_lease"):
         DurableRunner(Agent("leased", ScriptedModel()), name=unique("leased"), session_lease=0)

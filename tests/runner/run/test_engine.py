@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from hooks import ErrorResult, Failure, ModelResponse, OnToolError, Outcome, Retry
+from hooks import DispatchPolicy, ErrorResult, Failure, ModelResponse, OnToolError, Outcome, Retry
 from runner import (
     Agent,
     Message,
     RetryEvent,
-    Runner,
+    RetryPolicy,
     RunResult,
     ScriptedModel,
     ToolCall,
@@ -19,6 +19,7 @@ from runner import (
 )
 from runner._run.drive import complete
 from runner._run.engine import Engine, ModelAttempt, ToolAttempt
+from runner._run.launch import Launcher
 from tests.helpers.runs import Mode, calling
 
 
@@ -73,14 +74,27 @@ class RetryOnce(OnToolError):
 
 
 def run_on(engine: Engine, agent: Agent, mode: Mode) -> RunResult:
-    """One run of ``agent`` with ``engine``, through the runner's own start."""
-    with Runner(agent, callbacks=[RetryOnce()]) as runner:
-        run = runner._start("go", "user", None, (), is_async=mode == "async", engine=engine)
-        try:
-            coro = run.run(agent, Message("user", "go"))
-            return complete(coro) if mode == "sync" else asyncio.run(coro)
-        finally:
-            runner._finish(run)
+    """One run of ``agent`` with ``engine``, through the launch path every runner takes."""
+    launcher = Launcher.checked(
+        agent,
+        kind="Runner",
+        callbacks=[RetryOnce()],
+        retry=RetryPolicy(),
+        sessions=None,
+        max_steps=25,
+        policy=DispatchPolicy(),
+        executor=None,
+        rng=None,
+        session_lease=60.0,
+    )
+    message = Message("user", "go")
+    run = launcher.start(message, "user", None, (), is_async=mode == "async", engine=engine)
+    try:
+        coro = run.run(agent, message)
+        return complete(coro) if mode == "sync" else asyncio.run(coro)
+    finally:
+        launcher.finish(run)
+        launcher.close()
 
 
 def test_attempts_times_ids_and_waits_all_come_from_the_engine(mode: Mode) -> None:

@@ -1,0 +1,322 @@
+"""``Launcher``: the one way a run starts and ends, for ``Runner`` and ``DurableRunner`` alike.
+
+A runner makes one launcher and asks it for every run: ``start`` checks the ids,
+compiles the run's callbacks (their readiness decided once per list), makes the ids a
+fresh run needs, claims the session on this launcher and takes its lease in the store;
+``finish`` gives both back. What differs between an ordinary and a durable run is
+plain data handed down: the engine, the run id, the store the loop sees. ``close``
+refuses new runs and releases what the launcher made (its thread pool, its own
+in-memory store) once the last run under way has ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import Final, final
+
+from hooks import CompiledCallbacks, Decision, DispatchPolicy, Message, compile_callbacks
+from runner._agent import Agent
+from runner._checks import check_id, check_type, positive_float, positive_int, store_hint
+from runner._pause.runstate import RunState
+from runner._retry import RetryPolicy
+from runner._run.callbacks import CallbackTable
+from runner._run.engine import IN_PROCESS, Engine
+from runner._run.run import Run
+from runner._run.settings import Settings
+from runner._run.tracer import Tracer
+from runner._sessions.leases import RunLease
+from runner._sessions.store import InMemorySessions, SessionStore
+from runner._streaming.channel import Channel
+
+__all__ = ["Launcher"]
+
+logger: Final = logging.getLogger("runner")
+
+_NO_CALLBACKS: Final = compile_callbacks(())
+
+
+@final
+class Launcher:
+    """Starts and ends the runs of one runner (``kind`` names it in errors: ``"Runner"``)."""
+
+    __slots__ = (
+        "_active",
+        "_closed",
+        "_executor",
+        "_lock",
+        "_owns_executor",
+        "_owns_sessions",
+        "_table",
+        "agent",
+        "callbacks",
+        "kind",
+        "max_steps",
+        "policy",
+        "retry",
+        "rng",
+        "session_lease",
+        "sessions",
+        "tracer",
+    )
+
+    def __init__(
+        self,
+        agent: Agent,
+        callbacks: CompiledCallbacks,
+        *,
+        kind: str,
+        retry: RetryPolicy,
+        sessions: SessionStore | None,
+        max_steps: int,
+        policy: DispatchPolicy,
+        executor: Executor | None,
+        rng: random.Random,
+        session_lease: float,
+        tracer: Tracer | None,
+    ) -> None:
+        self.agent: Final = agent
+        self.callbacks: Final = callbacks
+        self.kind: Final = kind
+        self.retry: Final = retry
+        self.max_steps: Final = max_steps
+        self.policy: Final = policy
+        self.rng: Final = rng
+        self.session_lease: Final = session_lease
+        self.tracer: Final = tracer
+        self._owns_sessions: Final = sessions is None
+        self.sessions: Final[SessionStore] = InMemorySessions() if sessions is None else sessions
+        self._table: Final = CallbackTable(callbacks, tuple(agent.walk()))
+        self._owns_executor: Final = executor is None
+        self._executor: Executor | None = executor
+        self._closed = False
+        # The sessions a run is under way on (a session takes one run at a time); the
+        # run count tells close() when the last run has ended.
+        self._active: set[tuple[str, str]] = set()
+        self._lock: Final = threading.Lock()
+
+    @classmethod
+    def checked(
+        cls,
+        agent: Agent,
+        *,
+        kind: str,
+        callbacks: Sequence[object] | CompiledCallbacks,
+        retry: RetryPolicy,
+        sessions: SessionStore | None,
+        max_steps: int,
+        policy: DispatchPolicy,
+        executor: Executor | None,
+        rng: random.Random | None,
+        session_lease: float,
+        tracer: Tracer | None = None,
+    ) -> Launcher:
+        """A launcher for a runner's arguments, each refused here (untyped callers may pass
+        anything), never mid-run."""
+        check_type("agent", agent, Agent, f"{kind} drives an Agent")
+        check_type("retry", retry, RetryPolicy, "pass a RetryPolicy(...)")
+        check_type("policy", policy, DispatchPolicy, "pass a DispatchPolicy(...)")
+        if sessions is not None:
+            check_type("sessions", sessions, SessionStore, store_hint(sessions))
+        if executor is not None:
+            check_type("executor", executor, Executor, "e.g. a ThreadPoolExecutor")
+        if rng is not None:
+            check_type("rng", rng, random.Random, "e.g. random.Random(seed)")
+        return cls(
+            agent,
+            compile_callbacks(callbacks),
+            kind=kind,
+            retry=retry,
+            sessions=sessions,
+            max_steps=positive_int("max_steps", max_steps),
+            policy=policy,
+            executor=executor,
+            rng=rng or random.Random(),
+            session_lease=positive_float("session_lease", session_lease),
+            tracer=tracer,
+        )
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` was called."""
+        return self._closed
+
+    def start(
+        self,
+        message: Message,
+        user_id: str,
+        session_id: str | None,
+        callbacks: Sequence[object] | CompiledCallbacks,
+        *,
+        is_async: bool,
+        channel: Channel | None = None,
+        run_id: str | None = None,
+        engine: Engine = IN_PROCESS,
+        sessions: SessionStore | None = None,
+    ) -> Run:
+        """A run of ``message``, claimed on its session and its lease.
+
+        A resume gives its run id; a durable runner its engine, its run id and the store
+        its loop sees (what the loop loads and saves goes through the engine's steps).
+        """
+        check_id("user_id", user_id)
+        fresh = session_id is None
+        if not fresh:
+            check_id("session_id", session_id)
+        run_callbacks = (
+            _NO_CALLBACKS
+            if not callbacks and type(callbacks) is tuple
+            else compile_callbacks(callbacks)
+        )
+        setups = self._table.for_run(run_callbacks, check_sync=not is_async)
+        if run_id is None and fresh and engine is IN_PROCESS:
+            run_id, session_id = _two_ids()
+        else:
+            run_id = engine.new_id() if run_id is None else run_id
+            session_id = engine.new_id() if session_id is None else session_id
+        # A fresh session's id is 128 random bits nobody knows until the run shows it: to
+        # its callbacks, its stream, its spans, its result. A run with none of the first
+        # three, on the launcher's in-memory store, is one no other run can name, so it
+        # takes no lease; every other run holds its session's lease in the store.
+        private = (
+            fresh
+            and setups.silent
+            and channel is None
+            and self.tracer is None
+            and engine is IN_PROCESS
+            and sessions is None
+            and type(self.sessions) is InMemorySessions
+        )
+        lease = (
+            None
+            if private
+            else RunLease(self.sessions, user_id, session_id, owner=run_id, ttl=self.session_lease)
+        )
+        run = Run(
+            run_id=run_id,
+            user_id=user_id,
+            session_id=session_id,
+            setups=setups.by_agent,
+            settings=Settings(
+                retry=self.retry,
+                max_steps=self.max_steps,
+                policy=self.policy,
+                is_async=is_async,
+                pool=self._pool,
+                rng=self.rng,
+                engine=engine,
+                channel=channel,
+                tracer=self.tracer,
+            ),
+            sessions=self.sessions if sessions is None else sessions,
+            lease=lease,
+        )
+        key = (run.user_id, run.session_id)
+        with self._lock:
+            self.check_open()
+            if key in self._active:
+                msg = (
+                    f"session {run.session_id!r} of user {run.user_id!r} already has a run "
+                    "under way on this runner; a session takes one run at a time"
+                )
+                raise RuntimeError(msg)
+            self._active.add(key)
+        if lease is not None:
+            try:  # the store's lease: no other runner or process may run the session meanwhile
+                lease.acquire()
+            except BaseException:
+                self.finish(run, held=False)
+                raise
+        return run
+
+    def resumed(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        callbacks: Sequence[object] | CompiledCallbacks,
+        *,
+        is_async: bool,
+        engine: Engine = IN_PROCESS,
+        sessions: SessionStore | None = None,
+    ) -> Run:
+        """The run of paused ``state`` (its decisions checked already), started again."""
+        frame = state.frame
+        assert frame is not None  # checked_decisions refused any other state
+        run = self.start(
+            frame.message,
+            state.user_id,
+            state.session_id,
+            callbacks,
+            is_async=is_async,
+            run_id=state.run_id,
+            engine=engine,
+            sessions=sessions,
+        )
+        run.decisions = decisions
+        return run
+
+    def finish(self, run: Run, *, held: bool = True) -> None:
+        """The run has ended: its lease given back (if ``held``), its session free again."""
+        lease = run.lease
+        if held and lease is not None:
+            try:
+                lease.release()
+            except Exception:  # the lease expires by itself: the run's own outcome stands
+                logger.exception(
+                    "could not release the lease of run %s on session %r; it expires in %gs",
+                    run.id,
+                    run.session_id,
+                    lease.ttl,
+                )
+        with self._lock:
+            self._active.discard((run.user_id, run.session_id))
+            last = self._closed and not self._active
+        if last:
+            self._release()
+
+    def close(self) -> None:
+        """Refuse new runs; release the pool and own store once no run is under way."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            idle = not self._active
+        self._table.clear()
+        if idle:
+            self._release()
+
+    def check_open(self) -> None:
+        """Raise ``RuntimeError`` once closed."""
+        if self._closed:
+            msg = f"<{self.kind} {self.agent.name!r} closed> is closed; make a new {self.kind}"
+            raise RuntimeError(msg)
+
+    def _release(self) -> None:
+        """Shut the pool the launcher made and forget the sessions it made."""
+        if self._owns_executor and self._executor is not None:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                self._executor.shutdown(wait=True)
+            else:  # never block an event loop
+                self._executor.shutdown(wait=False)
+        if self._owns_sessions and isinstance(self.sessions, InMemorySessions):
+            self.sessions.clear()
+
+    def _pool(self) -> Executor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(thread_name_prefix="hookline-tool")
+            return self._executor
+
+
+def _two_ids() -> tuple[str, str]:
+    """A run id and a session id as the in-process engine makes them (128 random bits each,
+    in hex), from one draw of the system's randomness."""
+    drawn = os.urandom(32).hex()
+    return drawn[:32], drawn[32:]
