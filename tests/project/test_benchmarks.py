@@ -5,8 +5,10 @@ No timing is asserted here; speed is measured and reported by ``make bench``.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -122,11 +124,23 @@ def test_durable_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "durable run_async adds" in out
 
 
-def test_versions_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+def test_versions_benchmark_runs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The versions benchmark checks 0.1 out in a git worktree, runs every scenario in both
-    versions, reports the ratios and the calls into each project, and leaves no worktree
-    behind and this tree's packages in place. Without git it fails: nothing is skipped."""
+    versions, reports the ratios and the calls into each project, and leaves its worktree
+    removed and this tree's packages in place. Without git it fails: nothing is skipped."""
     root = Path(hooks.__file__).resolve().parent.parent
+    used: list[Path] = []
+    checked_out = versions.checked_out
+
+    @contextlib.contextmanager
+    def spied(commit: str, repository: Path) -> Iterator[Path]:
+        with checked_out(commit, repository) as path:
+            used.append(path)
+            yield path
+
+    monkeypatch.setattr(versions, "checked_out", spied)
     assert versions.main(["--quick"]) == 0
     out = capsys.readouterr().out
     for name in versions.SCENARIOS:
@@ -141,4 +155,7 @@ def test_versions_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
         capture_output=True,
         text=True,
     ).stdout
-    assert "hookline-versions-" not in listed
+    # Its own worktree only: another checkout of the same repository may run it meanwhile.
+    [path] = used
+    assert str(path) not in listed
+    assert not path.parent.exists()
