@@ -53,8 +53,11 @@ from runner._agent import Agent
 from runner._run.callbacks import AgentSetup
 from runner._run.drive import Carried, Carrier
 from runner._run.settings import Settings
+from runner._run.tracer import RECORDING
 
 __all__ = ["Plan"]
+
+_recording: Final = RECORDING.get  # whether the turn under way in this context records
 
 logger: Final = logging.getLogger("runner")
 
@@ -89,7 +92,6 @@ class Plan:
         "observers",
         "policy",
         "system",
-        "traced",
         "tracer",
         "wrapped",
     )
@@ -111,9 +113,6 @@ class Plan:
         self.is_async: Final = settings.is_async
         self.clock: Final = settings.engine.now  # records are stamped by the run's engine
         self.tracer: Final = settings.tracer
-        # Whether the agent's span records (the tracer says so when the turn starts):
-        # only then is each dispatch traced, to make decisions events on spans.
-        self.traced = False
         self.system: Final = setup.system
 
     @overload
@@ -125,7 +124,7 @@ class Plan:
     ) -> PausableResult[C, T]:
         """Dispatch a before point; observers are told how it ended."""
         awaits = point.name in self.awaiting
-        if not self.observers and not self.traced:
+        if not self.observers and (self.tracer is None or not _recording()):
             if awaits:
                 return await arun_before(self.compiled, point, ctx, policy=self.policy)
             return run_before(self.compiled, point, ctx, policy=self.policy)
@@ -146,7 +145,7 @@ class Plan:
     async def after(self, point: AfterPoint[C, T], outcome: Outcome[T], ctx: C) -> Outcome[T]:
         """Dispatch an after point; observers are told how it ended."""
         awaits = point.name in self.awaiting
-        if not self.observers and not self.traced:
+        if not self.observers and (self.tracer is None or not _recording()):
             if awaits:
                 return await arun_after(self.compiled, point, outcome, ctx, policy=self.policy)
             return run_after(self.compiled, point, outcome, ctx, policy=self.policy)
@@ -172,7 +171,7 @@ class Plan:
     ) -> ErrorResult[C, T]:
         """Dispatch an error point; observers are told how it ended and what failed."""
         awaits = point.name in self.awaiting
-        if not self.observers and not self.traced:
+        if not self.observers and (self.tracer is None or not _recording()):
             if awaits:
                 return await arun_on_error(self.compiled, point, failure, ctx, policy=self.policy)
             return run_on_error(self.compiled, point, failure, ctx, policy=self.policy)
@@ -207,7 +206,8 @@ class Plan:
         the wraps as a ``BaseException`` they let through, and raised here as itself.
         """
         carried = Carrier(operation)
-        trace = Trace() if self.observers or self.traced else None
+        traced = self.tracer is not None and _recording()
+        trace = Trace() if self.observers or traced else None
         start = perf_counter()
         try:
             if self.is_async:
@@ -244,7 +244,7 @@ class Plan:
         result: object = None,
     ) -> None:
         duration = perf_counter() - start
-        if self.traced and self.tracer is not None:
+        if self.tracer is not None and _recording():
             self.tracer.hook(point, outcome, trace, ctx=ctx, error=error, result=result)
         if not self.observers:
             return

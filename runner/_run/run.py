@@ -57,6 +57,7 @@ from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.settings import Settings
 from runner._run.streamed import Streamed
+from runner._run.tracer import RECORDING
 from runner._sessions.leases import RunLease
 from runner._sessions.store import Session, SessionStore
 from runner._sessions.transcript import Conversation, Transcript, answered, settled
@@ -195,9 +196,14 @@ class Run:
         if tracer is None:
             return self.agent_turn(plan, message, history, record, frame, call_id=call_id)
 
-        def traced(recording: bool) -> Awaitable[ModelResponse]:
-            plan.traced = recording  # only a recording span gets the turn's hook decisions
-            return self.agent_turn(plan, message, history, record, frame, call_id=call_id)
+        async def traced(recording: bool) -> ModelResponse:
+            # Only a recording span gets the turn's hook decisions; the flag is this
+            # turn's (its context's), not its agent branch's.
+            token = RECORDING.set(recording)
+            try:
+                return await self.agent_turn(plan, message, history, record, frame, call_id=call_id)
+            finally:
+                RECORDING.reset(token)
 
         return tracer.agent(plan.agent, plan.invocation, message, traced)
 

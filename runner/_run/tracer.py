@@ -9,6 +9,7 @@ model attempt, a tool call; ``hook`` is told how each traced dispatch ended.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Protocol, TypeVar
 
 from hooks import (
@@ -25,7 +26,11 @@ from hooks import (
 )
 from runner._agent import Agent
 
-__all__ = ["Tracer"]
+__all__ = ["RECORDING", "Tracer"]
+
+RECORDING: ContextVar[bool] = ContextVar("hookline_recording", default=False)
+"""Whether the agent turn under way in this context has a span that records: set by the
+loop for the turn's own task, so concurrent turns of one agent never see each other's."""
 
 T = TypeVar("T")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -26,10 +27,20 @@ from opentelemetry.trace.span import TraceState
 from opentelemetry.util.types import Attributes
 from typing_extensions import override
 
-from hooks import ErrorResult, Failure, Retry, __version__
+from hooks import (
+    AfterModel,
+    ErrorResult,
+    Failure,
+    Outcome,
+    Result,
+    Retry,
+    Success,
+    __version__,
+)
 from runner import (
     Agent,
     ModelContext,
+    ModelRequest,
     ModelResponse,
     RetryPolicy,
     Runner,
@@ -289,4 +300,76 @@ def test_a_sub_agent_whose_span_is_dropped_still_counts_its_tokens(mode: Mode) -
     assert not [
         span for span in exporter.get_finished_spans() if span.name == "invoke_agent helper"
     ]
+    provider.shutdown()
+
+
+class FirstOfEach(Sampler):
+    """Records the first span of each name starting with ``prefix``, drops later ones."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.seen: set[str] = set()
+
+    @override
+    def should_sample(
+        self,
+        parent_context: Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        trace_state: TraceState | None = None,
+    ) -> SamplingResult:
+        """Drop a second span of a name under the prefix; keep everything else."""
+        if name.startswith(self.prefix) and name in self.seen:
+            return SamplingResult(Decision.DROP)
+        self.seen.add(name)
+        return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes)
+
+    @override
+    def get_description(self) -> str:
+        """What the sampler is, for the SDK's logs."""
+        return f"FirstOfEach({self.prefix})"
+
+
+class Slow:
+    """An async model that answers ``hi`` after yielding to the event loop."""
+
+    async def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Wait a little, then answer."""
+        await asyncio.sleep(0.01)
+        return ModelResponse("hi")
+
+
+class Rewrite(AfterModel):
+    """Rewrites the helper's answers: a decision, so an event on the span it guards."""
+
+    def after_model(
+        self, outcome: Outcome[ModelResponse], ctx: ModelContext, /
+    ) -> Result[ModelResponse, Exception]:
+        """Say it louder."""
+        if ctx.invocation.agent == "helper" and isinstance(outcome, Success):
+            return Success(ModelResponse(outcome.unwrap().text.upper()))
+        return outcome
+
+
+def test_a_turn_s_span_gets_its_decisions_whatever_a_concurrent_call_s_span_does() -> None:
+    """Two concurrent calls of one sub-agent, the first's span recorded and the second's
+    dropped: the first turn's hook decisions are still events on its span (whether a
+    turn is traced is the turn's own, not its agent branch's)."""
+    provider, exporter = provided(FirstOfEach("invoke_agent helper"))
+    calls = ModelResponse(
+        tool_calls=(
+            ToolCall("c1", "helper", {"request": "one"}),
+            ToolCall("c2", "helper", {"request": "two"}),
+        )
+    )
+    helper = Agent("helper", Slow())
+    root = Agent("root", ScriptedModel([calls, "done"]), sub_agents=[helper])
+    with Runner(root, tracer_provider=provider, callbacks=[Rewrite()]) as runner:
+        assert asyncio.run(runner.run_async("go")).output == "done"
+    (span,) = [each for each in exporter.get_finished_spans() if each.name == "invoke_agent helper"]
+    points = [dict(event.attributes or {}).get("hookline.hook.point") for event in span.events]
+    assert points == ["after_model"]
     provider.shutdown()
