@@ -9,6 +9,7 @@ from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Final, final
 
 from hooks import (
+    Callbacks,
     Decision,
     DispatchPolicy,
     Message,
@@ -83,7 +84,7 @@ class Runner:
         self,
         agent: Agent,
         *,
-        callbacks: Sequence[object] = (),
+        callbacks: Callbacks = (),
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 -- frozen, shared safely
         sessions: SessionStore | None = None,
         max_steps: int = 25,
@@ -131,7 +132,7 @@ class Runner:
         *,
         user_id: str = "user",
         session_id: str | None = None,
-        callbacks: Sequence[object] = (),
+        callbacks: Callbacks = (),
     ) -> RunResult:
         """Run the agent on ``message`` to its answer; sync models, tools and callbacks only.
 
@@ -156,7 +157,7 @@ class Runner:
         *,
         user_id: str = "user",
         session_id: str | None = None,
-        callbacks: Sequence[object] = (),
+        callbacks: Callbacks = (),
     ) -> RunResult:
         """``run`` for async code: awaits async models, tools and callbacks, runs sync ones
         on the executor, and runs the tool calls of one model response concurrently."""
@@ -173,7 +174,7 @@ class Runner:
         state: RunState,
         decisions: Mapping[str, Decision],
         *,
-        callbacks: Sequence[object] = (),
+        callbacks: Callbacks = (),
     ) -> RunResult:
         """Go on with a paused run: ``decisions`` answers each of ``state.pending`` by id.
 
@@ -209,7 +210,7 @@ class Runner:
         state: RunState,
         decisions: Mapping[str, Decision],
         *,
-        callbacks: Sequence[object] = (),
+        callbacks: Callbacks = (),
     ) -> RunResult:
         """``resume`` for async code, as ``run_async`` is ``run``'s."""
         state, every = checked_decisions(self.agent, state, decisions)
@@ -225,7 +226,7 @@ class Runner:
         *,
         user_id: str = "user",
         session_id: str | None = None,
-        callbacks: Sequence[object] = (),
+        callbacks: Callbacks = (),
     ) -> AsyncGenerator[StreamEvent, None]:
         """``run_async`` as it happens: an async iterator of the run's events, in order.
 

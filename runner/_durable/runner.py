@@ -10,11 +10,11 @@ import hashlib
 import json
 import secrets
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, Final, final
 
-from hooks import Decision, DispatchPolicy, Message
+from hooks import Callbacks, Decision, DispatchPolicy, Message
 from runner._agent import Agent
 from runner._checks import as_message, check_id, refuse_inside_loop
 from runner._events import RunResult
@@ -87,7 +87,7 @@ class DurableRunner:
         agent: Agent,
         *,
         name: str | None = None,
-        callbacks: Sequence[object] = (),
+        callbacks: Callbacks = (),
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 -- frozen, shared safely
         sessions: SessionStore | None = None,
         max_steps: int = 25,

@@ -16,11 +16,11 @@ import logging
 import os
 import random
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Final, final
 
-from hooks import CompiledCallbacks, Decision, DispatchPolicy, Message, compile_callbacks
+from hooks import Callbacks, CompiledCallbacks, Decision, DispatchPolicy, Message, compile_callbacks
 from runner._agent import Agent
 from runner._checks import check_id, check_type, positive_float, positive_int, store_hint
 from runner._pause.runstate import RunState
@@ -106,7 +106,7 @@ class Launcher:
         agent: Agent,
         *,
         kind: str,
-        callbacks: Sequence[object] | CompiledCallbacks,
+        callbacks: Callbacks,
         retry: RetryPolicy,
         sessions: SessionStore | None,
         max_steps: int,
@@ -151,7 +151,7 @@ class Launcher:
         message: Message,
         user_id: str,
         session_id: str | None,
-        callbacks: Sequence[object] | CompiledCallbacks,
+        callbacks: Callbacks,
         *,
         is_async: bool,
         channel: Channel | None = None,
@@ -238,7 +238,7 @@ class Launcher:
         self,
         state: RunState,
         decisions: Mapping[str, Decision],
-        callbacks: Sequence[object] | CompiledCallbacks,
+        callbacks: Callbacks,
         *,
         is_async: bool,
         engine: Engine = IN_PROCESS,

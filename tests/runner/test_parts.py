@@ -279,7 +279,7 @@ def test_closing_drops_the_combined_callbacks() -> None:
         alive = weakref.ref(audit)
         # Compiled here: a list would stay in ``compile_callbacks``' own identity cache.
         # (A CompiledCallbacks goes wherever a list goes; ``run``'s annotation says less.)
-        runner.run("x", callbacks=CompiledCallbacks((audit,)))  # type: ignore[arg-type]
+        runner.run("x", callbacks=CompiledCallbacks((audit,)))
         del audit
         if close:
             runner.close()
