@@ -14,7 +14,7 @@ durable run makes each call a DBOS step and adds two, the session's load and sav
 * per run: what it adds once per run beyond its steps (starting the workflow, asking
   whether its id exists, storing the result), ``short``'s overhead less 3 steps.
 
-Contenders, each with ``run`` and ``run_async``: ``Runner`` (in memory), then
+Contenders, each with ``run`` and ``arun``: ``Runner`` (in memory), then
 ``DurableRunner`` on a SQLite file, then on Postgres: a throwaway local cluster
 (fsync off, as a test cluster runs; ``--postgres URL`` measures a database of yours).
 Each figure is the median of ``--runs`` runs, a fresh run id each, the contenders
@@ -89,14 +89,14 @@ def contenders(
     calls: dict[tuple[str, str, str], Callable[[], RunResult]] = {}
     for (kind, name), runner in runners.items():
         calls[kind, "run", name] = partial(runner.run, "go")
-        calls[kind, "run_async", name] = partial(_awaited, loop, runner, "go")
+        calls[kind, "arun", name] = partial(_awaited, loop, runner, "go")
     return calls
 
 
 def _awaited(
     loop: asyncio.AbstractEventLoop, runner: Runner | DurableRunner, message: str
 ) -> RunResult:
-    return loop.run_until_complete(runner.run_async(message))
+    return loop.run_until_complete(runner.arun(message))
 
 
 def measure(runners: dict[tuple[str, str], Runner | DurableRunner], url: str, runs: int) -> Figures:
@@ -120,7 +120,7 @@ def report(database: str, figures: Figures) -> None:
     """One table per database: ms per run of each contender, and what durability adds."""
     short, long = STEPS["short"], STEPS["long"]
     print(f"{database}: median ms per run   short ({short} steps)  long ({long} steps)")
-    for form in ("run", "run_async"):
+    for form in ("run", "arun"):
         for kind in ("plain", "durable"):
             label = f"{'Runner' if kind == 'plain' else 'DurableRunner'}.{form}"
             cells = [figures[kind, form, name] * 1e3 for name in AGENTS]

@@ -1,4 +1,4 @@
-"""Runner overhead: ``Runner.run`` / ``Runner.run_async`` against a hand-written loop.
+"""Runner overhead: ``Runner.run`` / ``Runner.arun`` against a hand-written loop.
 
 Run ``python -m benchmarks.runner`` (``--quick`` for a smoke run of a second or two).
 
@@ -11,7 +11,7 @@ failure unchanged):
   one tool call).
 
 The model is a trivial class whose sync ``generate`` returns prebuilt responses; the
-tool is a one-line function. For ``run_async`` both are ``async def`` (the model through
+tool is a one-line function. For ``arun`` both are ``async def`` (the model through
 ``AsyncAdapter``): an async run sends a sync model or tool to a thread so it never
 blocks the event loop, and that hop (tens of µs each) is the thread pool's cost, not
 the runner's. The baseline, ``hand``, is what a careful developer would
@@ -21,10 +21,10 @@ methods in order (collected once per point, as the runner compiles them once), c
 each result's tag, runs the model and the tool, keeps the messages and returns the final
 text. It has the error hooks and a bounded retry, but no event records, ids, sessions,
 observers or argument checks. Before timing, the benchmark asserts that ``hand``,
-``Runner.run`` and ``Runner.run_async`` give the same output, call the callbacks in the
+``Runner.run`` and ``Runner.arun`` give the same output, call the callbacks in the
 same order and send the model the same requests.
 
-Targets, as ratios within one run, for both ``Runner.run`` and ``Runner.run_async``:
+Targets, as ratios within one run, for both ``Runner.run`` and ``Runner.arun``:
 
 * fixed cost: ns per run at N = 0 at most 10x the hand loop's;
 * per added callback: the least-squares slope of ns per run over N at most 5x the hand
@@ -43,7 +43,7 @@ callbacks but the one named:
 
 How it times: a sample is one loop of back-to-back runs (``time.perf_counter_ns``) sized
 to about ``--sample-ms``; a figure is the best sample of ``--repeat`` divided by the
-runs in it. ``run_async`` samples are loops of awaits inside one coroutine, on one event
+runs in it. ``arun`` samples are loops of awaits inside one coroutine, on one event
 loop (``asyncio.Runner``) kept for the whole benchmark, so no figure includes making or
 starting a loop. Samples of the three contenders at one N are taken round-robin, so a
 burst of load from another process hits them all alike. The cyclic GC is off while
@@ -118,7 +118,7 @@ MAX_STEPS: Final = 25  # the hand loop's model turns per run, as Runner's defaul
 
 HAND: Final = "hand"
 RUN: Final = "Runner.run"
-RUN_ASYNC: Final = "Runner.run_async"
+RUN_ASYNC: Final = "Runner.arun"
 LABELS: Final = (HAND, RUN, RUN_ASYNC)
 
 
@@ -590,7 +590,7 @@ def check(scenario: Scenario, n: int, loop: asyncio.Runner) -> None:
             elif label == RUN:
                 output = runner.run(PROMPT).output
             else:
-                output = loop.run(runner.run_async(PROMPT)).output
+                output = loop.run(runner.arun(PROMPT)).output
         seen[label] = (output, log, model.requests)
     output, log, requests = expected = seen[HAND]
     turns = 1 if scenario.model is AnswerModel else 2
@@ -636,7 +636,7 @@ def samplers(setup_: Setup, loop: asyncio.Runner) -> dict[str, Sample]:
         return timer() - start
 
     async def timed_async(n: int) -> int:
-        run, prompt = arunner.run_async, PROMPT
+        run, prompt = arunner.arun, PROMPT
         timer = time.perf_counter_ns
         runs = itertools.repeat(None, n)
         start = timer()
@@ -931,7 +931,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  {HAND:<18} the same run written by hand: same vocabulary, callbacks and checks,\n"
         f"  {'':<18} no event records, ids, sessions, observers or tool-argument checks\n"
         f"  {RUN:<18} runner.run(prompt), a fresh session each run\n"
-        f"  {RUN_ASYNC:<18} await runner.run_async(prompt), on one event loop\n"
+        f"  {RUN_ASYNC:<18} await runner.arun(prompt), on one event loop\n"
     )
     started = time.perf_counter()
     verdicts: list[bool] = []

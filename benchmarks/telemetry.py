@@ -5,7 +5,7 @@ Run ``python -m benchmarks.telemetry`` (``--quick`` for a smoke run).
 Two scenarios, each one whole run of one agent: ``agent->model`` (the model answers at
 once) and ``model->tool->model`` (it calls one tool, then answers: two chat spans and
 an execute_tool span under the agent's). Contenders, each measured through
-``Runner.run`` and ``Runner.run_async``:
+``Runner.run`` and ``Runner.arun``:
 
 * ``untraced``: ``Runner(agent)``, the cost of a run as it was before telemetry;
 * ``no-op``: ``Runner(agent, tracer_provider=NoOpTracerProvider())``, what an
@@ -68,7 +68,7 @@ class ToolModel:
 
 
 async def weather(city: str) -> str:
-    """The weather in ``city`` (async, so run_async runs it on the loop, not a thread)."""
+    """The weather in ``city`` (async, so arun runs it on the loop, not a thread)."""
     return f"sunny in {city}"
 
 
@@ -82,7 +82,7 @@ CONTENDERS: Final = ("untraced", "no-op", "sdk")
 
 
 def agent_for(scenario: str, *, is_async: bool) -> Agent:
-    """The scenario's agent; its tool async for run_async, sync for run."""
+    """The scenario's agent; its tool async for arun, sync for run."""
     if scenario == "agent->model":
         return Agent("assistant", AnswerModel())
     tool = weather if is_async else sync_weather
@@ -107,10 +107,10 @@ def timed_sync(runner: Runner, runs: int) -> float:
 
 
 async def timed_async(runner: Runner, runs: int) -> float:
-    """Seconds for ``runs`` back-to-back ``run_async`` calls."""
+    """Seconds for ``runs`` back-to-back ``arun`` calls."""
     start = time.perf_counter()
     for _ in range(runs):
-        await runner.run_async("What is the weather in Paris?")
+        await runner.arun("What is the weather in Paris?")
     return time.perf_counter() - start
 
 
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for scenario in SCENARIOS:
             print(scenario)
-            for is_async, form in ((False, "Runner.run"), (True, "Runner.run_async")):
+            for is_async, form in ((False, "Runner.run"), (True, "Runner.arun")):
                 ns = measure(scenario, is_async=is_async, sample_ms=sample_ms, repeat=repeat)
                 base = ns["untraced"]
                 worst = max(worst, ns["no-op"] / base)

@@ -8,7 +8,7 @@ model attempt, an ``execute_tool`` span per tool call (a sub-agent's turn under 
 call that asked for it), and every hook decision as an event on the span it guards.
 
 Here the first model attempt times out and an error hook retries it; the model then
-calls three tools at once (``run_async`` runs them concurrently): the weather, a
+calls three tools at once (``arun`` runs them concurrently): the weather, a
 researcher sub-agent, and ``delete_notes``, which a guard refuses. ``TreePrinter`` is a
 console exporter: when a trace's root span ends it prints the trace as a tree.
 
@@ -198,7 +198,7 @@ def run_demo(write: Callable[[str], object] = print) -> str:
         tracer_provider=provider,
     )
     with runner:
-        result = asyncio.run(runner.run_async(QUESTION))
+        result = asyncio.run(runner.arun(QUESTION))
     provider.shutdown()
     return result.output
 

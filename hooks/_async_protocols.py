@@ -1,6 +1,6 @@
 """The ``async def`` twins of the hook protocols, for callbacks that await.
 
-Dispatched by ``arun_*`` and ``Runner.run_async``; sync dispatch of a point whose
+Dispatched by ``arun_*`` and ``Runner.arun``; sync dispatch of a point whose
 chain holds one raises ``InvalidCallbacks`` before any callback runs. Same
 positional-only parameters, same results, awaited. The wrap twins' ``call_next``
 returns an awaitable: ``outcome = await call_next(ctx)``. Async wrap dispatch

@@ -111,7 +111,7 @@ class CompiledCallbacks:
             owner = chain.owners[chain.asyncs.index(True)]
             msg = (
                 f"{describe(owner)}.{name} is async; sync dispatch cannot await it "
-                "(use arun_* or Runner.run_async, or make it a plain def)"
+                "(use arun_* or Runner.arun, or make it a plain def)"
             )
             raise InvalidCallbacks(msg, callback=owner, attribute=name)
         return chain

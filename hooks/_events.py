@@ -67,7 +67,7 @@ class Observer:
 class AsyncObserver:
     """An observer whose ``on_event`` awaits an ``async def`` function; built by ``observing``.
 
-    Only async dispatch (``Runner.run_async``) can await it; a sync run refuses it.
+    Only async dispatch (``Runner.arun``) can await it; a sync run refuses it.
     """
 
     __slots__ = ("_fn",)

@@ -8,7 +8,7 @@
     result.output, result.status, result.events
 
 - ``Agent`` (model, tools, callbacks, sub-agents) and ``Runner`` (``run`` /
-  ``run_async``, retry budget, ``max_steps``, sessions);
+  ``arun``, retry budget, ``max_steps``, sessions);
 - models: the ``Model`` protocol, ``ScriptedModel`` with ``Rule`` (no network) and
   ``OpenAIChatModel`` (extra ``hookline[openai]``);
 - ready-made error handlers: ``RetryTransient``, ``FallbackModel``, ``AsyncFallbackModel``;

@@ -263,7 +263,7 @@ class RunStartedEvent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinishedEvent:
-    """The last event of a streamed run: ``result`` is what ``run_async`` would return."""
+    """The last event of a streamed run: ``result`` is what ``arun`` would return."""
 
     result: RunResult
     time: float

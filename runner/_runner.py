@@ -51,7 +51,7 @@ class Runner:
     run holds its session's lease in that store for ``session_lease`` seconds at a
     time, renewed as it goes (a run on a session another run holds, from any runner
     or process, fails fast with ``SessionBusy``; make the lease outlast the longest
-    model or tool call); ``executor`` runs sync models and tools in ``run_async`` (a
+    model or tool call); ``executor`` runs sync models and tools in ``arun`` (a
     thread pool the runner makes when first needed, by default). A thread running a
     sync tool cannot be stopped: a cancelled run's sync tool runs to its end and holds
     its worker, so give a runner that cancels often an executor sized for that.
@@ -140,9 +140,9 @@ class Runner:
         ``(user_id, session_id)`` continues one. ``callbacks`` apply to this run only,
         after the runner's and before each agent's own. An unrecovered model error is
         raised with its own type; a ``StopRun`` ends the run with ``status="stopped"``.
-        Raises ``RuntimeError`` inside a running event loop: use ``run_async`` there.
+        Raises ``RuntimeError`` inside a running event loop: use ``arun`` there.
         """
-        refuse_inside_loop("run", "run_async")
+        refuse_inside_loop("run", "arun")
         message = as_message(message)
         launcher = self._launcher
         run = launcher.start(message, user_id, session_id, callbacks, is_async=False)
@@ -151,7 +151,7 @@ class Runner:
         finally:
             launcher.finish(run)
 
-    async def run_async(
+    async def arun(
         self,
         message: str | Message,
         *,
@@ -187,7 +187,7 @@ class Runner:
         ``ResumeRefused`` when the state cannot go on (not paused; resumed already or the
         session used since; an agent or tool this runner lacks).
         """
-        refuse_inside_loop("resume", "resume_async")
+        refuse_inside_loop("resume", "aresume")
         state, every = checked_decisions(self.agent, state, decisions)
         run = self._launcher.resumed(state, every, callbacks, is_async=False)
         try:
@@ -205,14 +205,14 @@ class Runner:
         text = self.sessions.load_paused(run_id)
         return None if text is None else RunState.from_json(text)
 
-    async def resume_async(
+    async def aresume(
         self,
         state: RunState,
         decisions: Mapping[str, Decision],
         *,
         callbacks: Callbacks = (),
     ) -> RunResult:
-        """``resume`` for async code, as ``run_async`` is ``run``'s."""
+        """``resume`` for async code, as ``arun`` is ``run``'s."""
         state, every = checked_decisions(self.agent, state, decisions)
         run = self._launcher.resumed(state, every, callbacks, is_async=True)
         try:
@@ -228,7 +228,7 @@ class Runner:
         session_id: str | None = None,
         callbacks: Callbacks = (),
     ) -> AsyncGenerator[StreamEvent, None]:
-        """``run_async`` as it happens: an async iterator of the run's events, in order.
+        """``arun`` as it happens: an async iterator of the run's events, in order.
 
         ``RunStartedEvent`` first; then every event the run records, as it records it,
         with the model's ``TextDelta`` / ``ToolCallDelta`` pieces as they are generated
@@ -263,6 +263,10 @@ class Runner:
                 await steps.aclose()  # an unfinished run is cancelled and driven to its end
             finally:  # aclose raises when the consumer was cancelled while the run wound down
                 launcher.finish(run)
+
+    # The 0.2 names of the async twins, kept: the same methods.
+    run_async = arun
+    resume_async = aresume
 
     def close(self) -> None:
         """Refuse new runs; release the runner's pool and own sessions once no run is under way.

@@ -141,12 +141,12 @@ class DurableRunner:
         raises its error) without running anything again, and one that is under way
         (recovering after a restart, or queued) is waited for. An unrecovered model
         error is raised with its own type, as from ``Runner.run``. Needs a launched
-        DBOS; raises ``RuntimeError`` inside a running event loop (use ``run_async``).
+        DBOS; raises ``RuntimeError`` inside a running event loop (use ``arun``).
         """
-        refuse_inside_loop("run", "run_async", owner="DurableRunner")
+        refuse_inside_loop("run", "arun", owner="DurableRunner")
         return self._workflows.run(*self._inputs(message, run_id, user_id, session_id))
 
-    async def run_async(
+    async def arun(
         self,
         message: str | Message,
         *,
@@ -155,7 +155,7 @@ class DurableRunner:
         session_id: str | None = None,
     ) -> RunResult:
         """``run`` for async code: async models, tools and callbacks are awaited."""
-        return await self._workflows.run_async(*self._inputs(message, run_id, user_id, session_id))
+        return await self._workflows.arun(*self._inputs(message, run_id, user_id, session_id))
 
     def enqueue(
         self,
@@ -185,10 +185,10 @@ class DurableRunner:
         check_id("run_id", run_id)
         return self._workflows.result(run_id)
 
-    async def result_async(self, run_id: str) -> RunResult:
+    async def aresult(self, run_id: str) -> RunResult:
         """``result`` for async code."""
         check_id("run_id", run_id)
-        return await self._workflows.result_async(run_id)
+        return await self._workflows.aresult(run_id)
 
     def resume(self, state: RunState, decisions: Mapping[str, Decision]) -> RunResult:
         """Go on with a paused durable run, as ``Runner.resume`` does, as a workflow of its own.
@@ -199,18 +199,23 @@ class DurableRunner:
         (waiting if it is under way or recovering after a crash); other decisions for a
         state already resumed are refused when the workflow starts (``ResumeRefused``).
         """
-        refuse_inside_loop("resume", "resume_async", owner="DurableRunner")
+        refuse_inside_loop("resume", "aresume", owner="DurableRunner")
         return self._workflows.resume(*self._resume_inputs(state, decisions))
 
-    async def resume_async(self, state: RunState, decisions: Mapping[str, Decision]) -> RunResult:
+    async def aresume(self, state: RunState, decisions: Mapping[str, Decision]) -> RunResult:
         """``resume`` for async code."""
-        return await self._workflows.resume_async(*self._resume_inputs(state, decisions))
+        return await self._workflows.aresume(*self._resume_inputs(state, decisions))
 
     def paused(self, run_id: str) -> RunState | None:
         """The state of paused run ``run_id`` as the session store keeps it, or ``None``."""
         check_id("run_id", run_id)
         text = self.sessions.load_paused(run_id)
         return None if text is None else RunState.from_json(text)
+
+    # The 0.2 names of the async twins, kept: the same methods.
+    run_async = arun
+    result_async = aresult
+    resume_async = aresume
 
     def close(self) -> None:
         """Refuse new runs and release the thread pool once none is under way; DBOS stays as

@@ -1,7 +1,7 @@
 """The DBOS side of a ``DurableRunner``: its workflows, and how a run starts, waits, queues.
 
 A run is the workflow ``hookline:{name}`` (``Runner.run``'s loop, driven without an
-event loop) or ``hookline:{name}:async`` (``run_async``'s), keyed by the run id; the
+event loop) or ``hookline:{name}:async`` (``arun``'s), keyed by the run id; the
 resume of a paused run is ``hookline:{name}:resume`` (and ``:resume:async``), keyed by
 the paused state and the decisions. What runs inside them: ``_durable_body``.
 """
@@ -39,19 +39,19 @@ class Workflows:
         def run(message: Message, user_id: str, session_id: str | None) -> bytes:
             return complete(run_body(launcher, message, user_id, session_id, is_async=False))
 
-        async def run_async(message: Message, user_id: str, session_id: str | None) -> bytes:
+        async def arun(message: Message, user_id: str, session_id: str | None) -> bytes:
             return await run_body(launcher, message, user_id, session_id, is_async=True)
 
         def resume(state_json: str, decisions: Mapping[str, Any]) -> bytes:
             return complete(resume_body(launcher, state_json, decisions, is_async=False))
 
-        async def resume_async(state_json: str, decisions: Mapping[str, Any]) -> bytes:
+        async def aresume(state_json: str, decisions: Mapping[str, Any]) -> bytes:
             return await resume_body(launcher, state_json, decisions, is_async=True)
 
         self._sync: Final = DBOS.workflow(name=self.name)(run)
-        self._async: Final = DBOS.workflow(name=self.async_name)(run_async)
+        self._async: Final = DBOS.workflow(name=self.async_name)(arun)
         self._resume: Final = DBOS.workflow(name=f"{self.name}:resume")(resume)
-        self._resume_async: Final = DBOS.workflow(name=f"{self.name}:resume:async")(resume_async)
+        self._resume_async: Final = DBOS.workflow(name=f"{self.name}:resume:async")(aresume)
         self.names: Final = (
             self.name,
             self.async_name,
@@ -66,12 +66,12 @@ class Workflows:
         with SetWorkflowID(run_id):
             return _result(lambda: self._sync(message, user_id, session_id))
 
-    async def run_async(
+    async def arun(
         self, run_id: str, message: Message, user_id: str, session_id: str | None
     ) -> RunResult:
         """``run`` for async code, on the async workflow."""
         if self._exists(await DBOS.get_workflow_status_async(run_id)):
-            return await self.result_async(run_id)
+            return await self.aresult(run_id)
         with SetWorkflowID(run_id):
             return await _awaited(self._async(message, user_id, session_id))
 
@@ -82,12 +82,12 @@ class Workflows:
         with SetWorkflowID(resume_id):
             return _result(lambda: self._resume(state_json, decisions))
 
-    async def resume_async(
+    async def aresume(
         self, resume_id: str, state_json: str, decisions: Mapping[str, Any]
     ) -> RunResult:
         """``resume`` for async code, on the async resume workflow."""
         if self._exists(await DBOS.get_workflow_status_async(resume_id)):
-            return await self.result_async(resume_id)
+            return await self.aresult(resume_id)
         with SetWorkflowID(resume_id):
             return await _awaited(self._resume_async(state_json, decisions))
 
@@ -110,7 +110,7 @@ class Workflows:
         handle: WorkflowHandle[bytes] = _known(run_id, DBOS.retrieve_workflow)
         return _result(handle.get_result)
 
-    async def result_async(self, run_id: str) -> RunResult:
+    async def aresult(self, run_id: str) -> RunResult:
         """``result`` for async code."""
         try:
             handle: WorkflowHandleAsync[bytes] = await DBOS.retrieve_workflow_async(run_id)

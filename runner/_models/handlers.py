@@ -3,7 +3,7 @@
 They are callbacks like any other, and decide in the order of the callbacks list::
 
     callbacks = [RetryTransient(), FallbackModel(backup)]  # Runner.run
-    callbacks = [RetryTransient(), AsyncFallbackModel(backup)]  # Runner.run_async
+    callbacks = [RetryTransient(), AsyncFallbackModel(backup)]  # Runner.arun
 
 The first ``Retry`` or ``Fallback`` ends an error chain, so ``RetryTransient`` retries
 a transient error while the budget lasts, and only what it passes on (the budget spent,
@@ -69,7 +69,7 @@ class RetryTransient(OnModelError, OnToolError):
     the openai SDK does). The last two add a note to the error saying so.
 
     Both methods are plain ``def`` (nothing to await), so one instance serves ``run``
-    and ``run_async`` alike.
+    and ``arun`` alike.
     """
 
     __slots__ = ("_backoff", "attempts", "base_delay", "is_transient", "max_delay")
@@ -157,7 +157,7 @@ class FallbackModel(OnModelError):
     ``except RateLimitError`` still catches it -- with a note naming the backup's error.
     ``StopRun`` from the backup ends the run.
 
-    Its method is plain ``def``: in ``Runner.run_async`` the backup's call would block
+    Its method is plain ``def``: in ``Runner.arun`` the backup's call would block
     the event loop, so async runs take ``AsyncFallbackModel``.
     """
 
@@ -168,7 +168,7 @@ class FallbackModel(OnModelError):
         if inspect.iscoroutinefunction(model.generate):
             msg = (
                 f"FallbackModel: {type(model).__qualname__}.generate is async def; "
-                f"use AsyncFallbackModel(model) in Runner.run_async"
+                f"use AsyncFallbackModel(model) in Runner.arun"
             )
             raise TypeError(msg)
         self.model: Final = model
@@ -195,7 +195,7 @@ class FallbackModel(OnModelError):
 
 @final
 class AsyncFallbackModel(AsyncOnModelError):
-    """``FallbackModel`` for ``Runner.run_async``: the backup's answer is awaited.
+    """``FallbackModel`` for ``Runner.arun``: the backup's answer is awaited.
 
     The backup may be async (``async def generate``), sync with ``async def
     agenerate`` (awaited, as the runner does), or plain sync (run on a worker thread, so

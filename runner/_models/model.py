@@ -50,7 +50,7 @@ __all__ = [
 class Model(Protocol):
     """A model: ``generate(request) -> ModelResponse``, sync. See also ``AsyncModel``.
 
-    A model may also define ``async def agenerate(request)``: ``Runner.run_async``
+    A model may also define ``async def agenerate(request)``: ``Runner.arun``
     awaits it instead of running ``generate`` on a thread, so one model object serves
     sync and async runs alike (``OpenAIChatModel`` does).
     """
@@ -61,7 +61,7 @@ class Model(Protocol):
 
 
 class AsyncModel(Protocol):
-    """A model whose ``generate`` is ``async def``; usable with ``Runner.run_async`` only."""
+    """A model whose ``generate`` is ``async def``; usable with ``Runner.arun`` only."""
 
     def generate(self, request: ModelRequest, /) -> Awaitable[ModelResponse]:
         """Answer ``request``: text, tool calls, or both. Raising is a model error."""

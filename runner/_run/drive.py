@@ -25,7 +25,7 @@ def complete(coro: Coroutine[Any, Any, T]) -> T:
             raise cause from None
         raise
     coro.close()
-    msg = "a sync run awaited something that suspends; use Runner.run_async for async code"
+    msg = "a sync run awaited something that suspends; use Runner.arun for async code"
     raise RuntimeError(msg)
 
 

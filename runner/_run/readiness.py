@@ -69,11 +69,11 @@ def _described(callback: object) -> str:
 def ready_for_sync(agent: Agent, callbacks: CompiledCallbacks) -> None:
     """Refuse, before anything runs, what a sync run could not await."""
     if agent.model_is_async:
-        msg = f"agent {agent.name!r} has an async model; use Runner.run_async"
+        msg = f"agent {agent.name!r} has an async model; use Runner.arun"
         raise TypeError(msg)
     async_tools = [name for name, is_async in agent.tool_is_async.items() if is_async]
     if async_tools:
-        msg = f"agent {agent.name!r} has async tools {async_tools}; use Runner.run_async"
+        msg = f"agent {agent.name!r} has async tools {async_tools}; use Runner.arun"
         raise TypeError(msg)
     for name, kind in _RUNNER_POINTS:
         callbacks.sync_chain(name, kind)

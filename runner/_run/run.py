@@ -1,6 +1,6 @@
 """One run: the agent turn loop, written once as coroutines and driven two ways.
 
-``Runner.run_async`` awaits ``Run.run`` on the running event loop. ``Runner.run``
+``Runner.arun`` awaits ``Run.run`` on the running event loop. ``Runner.run``
 drives the very same coroutine with one ``send(None)`` (``complete``): in a sync run
 nothing the loop awaits ever suspends (sync model, tools and dispatch, ``time.sleep``
 between retries), so the coroutine finishes in that one step with no event loop.

@@ -122,10 +122,10 @@ def drive_durable(
     run_id: str | None = None,
     session_id: str | None = None,
 ) -> RunResult:
-    """One durable run: ``run`` in sync mode, ``run_async`` otherwise."""
+    """One durable run: ``run`` in sync mode, ``arun`` otherwise."""
     if mode == "sync":
         return runner.run(message, run_id=run_id, session_id=session_id)
-    return asyncio.run(runner.run_async(message, run_id=run_id, session_id=session_id))
+    return asyncio.run(runner.arun(message, run_id=run_id, session_id=session_id))
 
 
 def untimed(result: RunResult) -> list[str]:

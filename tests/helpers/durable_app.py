@@ -12,7 +12,7 @@ retry waits.
   execution, or in its second with ``--flaky``;
 - ``--flaky``: the hotel tool's first execution fails with ``ConnectionError``, which
   an error hook retries after the policy's jittered wait;
-- ``--run ID`` (repeatable): run these runs (``--mode async``: ``run_async``);
+- ``--run ID`` (repeatable): run these runs (``--mode async``: ``arun``);
 - ``--pause``: a guard pauses the hotel call until a human decided; ``--store PATH`` keeps
   sessions and paused states in a SQLite file; ``--resume ID`` approves what run ID waits
   for (its state read from the store) and prints the resumed run;
@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             DBOS.register_queue(args.queue, worker_concurrency=2, polling_interval_sec=0.1)
         for run_id in args.run:
             if args.mode == "async":
-                result = asyncio.run(durable.run_async("book Paris", run_id=run_id))
+                result = asyncio.run(durable.arun("book Paris", run_id=run_id))
             else:
                 result = durable.run("book Paris", run_id=run_id)
             print(summary(result), flush=True)

@@ -55,11 +55,11 @@ def drive(
     session_id: str | None = None,
     callbacks: Sequence[object] = (),
 ) -> RunResult:
-    """One run of ``runner`` on ``message``: ``run`` in sync mode, ``run_async`` otherwise."""
+    """One run of ``runner`` on ``message``: ``run`` in sync mode, ``arun`` otherwise."""
     if mode == "sync":
         return runner.run(message, user_id=user_id, session_id=session_id, callbacks=callbacks)
     return asyncio.run(
-        runner.run_async(message, user_id=user_id, session_id=session_id, callbacks=callbacks)
+        runner.arun(message, user_id=user_id, session_id=session_id, callbacks=callbacks)
     )
 
 

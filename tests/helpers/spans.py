@@ -100,7 +100,7 @@ class Traced:
         return Runner(agent, tracer_provider=self.provider, **options)
 
     def run(self, agent: Agent, mode: Mode, message: str = "hi", **options: Any) -> RunResult:
-        """One traced run of ``agent`` on ``message`` (``run`` or ``run_async``)."""
+        """One traced run of ``agent`` on ``message`` (``run`` or ``arun``)."""
         callbacks: Sequence[object] = options.pop("callbacks", ())
         with self.runner(agent, **options) as runner:
             return drive(runner, mode, message, callbacks=callbacks)

@@ -109,7 +109,7 @@ def test_the_async_refusal_says_what_to_do_instead() -> None:
         Dispatch("sync").probe("before", [make_module("slow", before_probe=hook)])
     assert str(excinfo.value) == (
         "module 'slow'.before_probe is async; sync dispatch cannot await it "
-        "(use arun_* or Runner.run_async, or make it a plain def)"
+        "(use arun_* or Runner.arun, or make it a plain def)"
     )
 
 

@@ -121,7 +121,7 @@ def test_durable_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Postgres" not in out
     assert out.count("DurableRunner.") == 2
     assert "durable run adds" in out
-    assert "durable run_async adds" in out
+    assert "durable arun adds" in out
 
 
 def test_versions_benchmark_runs(

@@ -9,7 +9,7 @@ from tests.helpers.runs import MODES, Mode
 
 @pytest.fixture(params=MODES)
 def mode(request: pytest.FixtureRequest) -> Mode:
-    """Run the test once through ``Runner.run`` and once through ``Runner.run_async``."""
+    """Run the test once through ``Runner.run`` and once through ``Runner.arun``."""
     value: Mode = request.param
     return value
 

@@ -666,12 +666,12 @@ def test_every_call_of_a_two_call_response_starts_before_either_ends_in_run_asyn
 
     model = ScriptedModel([two_calls("first", "second"), "done"])
     with Runner(Agent("assistant", model, tools=[first, second])) as runner:
-        asyncio.run(runner.run_async("go"))
+        asyncio.run(runner.arun("go"))
     assert log.index("second starts") < log.index("first ends")
 
 
 def test_async_tool_calls_of_one_response_run_concurrently() -> None:
-    """In ``run_async`` two async tools of one response meet at a barrier: they overlap."""
+    """In ``arun`` two async tools of one response meet at a barrier: they overlap."""
     barrier = asyncio.Barrier(2)
 
     async def left() -> str:
@@ -686,7 +686,7 @@ def test_async_tool_calls_of_one_response_run_concurrently() -> None:
 
     model = ScriptedModel([two_calls("left", "right"), "done"])
     with Runner(Agent("assistant", model, tools=[left, right])) as runner:
-        result = asyncio.run(runner.run_async("go"))
+        result = asyncio.run(runner.arun("go"))
     assert [event.result for event in events_of(result, ToolResultEvent)] == [
         ToolResult("left met right"),
         ToolResult("right met left"),
@@ -694,7 +694,7 @@ def test_async_tool_calls_of_one_response_run_concurrently() -> None:
 
 
 def test_sync_tools_of_one_response_run_concurrently_in_run_async() -> None:
-    """In ``run_async`` sync tools of one response run in threads, at the same time."""
+    """In ``arun`` sync tools of one response run in threads, at the same time."""
     barrier = threading.Barrier(2, timeout=5)
 
     def left() -> str:
@@ -709,7 +709,7 @@ def test_sync_tools_of_one_response_run_concurrently_in_run_async() -> None:
 
     model = ScriptedModel([two_calls("left", "right"), "done"])
     with Runner(Agent("assistant", model, tools=[left, right])) as runner:
-        result = asyncio.run(runner.run_async("go"))
+        result = asyncio.run(runner.arun("go"))
     assert [event.result for event in events_of(result, ToolResultEvent)] == [
         ToolResult("left"),
         ToolResult("right"),
@@ -735,7 +735,7 @@ def test_concurrent_results_and_events_keep_the_models_order() -> None:
 
     model = ScriptedModel([two_calls("slow", "fast"), "done"])
     with Runner(Agent("assistant", model, tools=[slow, fast])) as runner:
-        result = asyncio.run(runner.run_async("go"))
+        result = asyncio.run(runner.arun("go"))
     assert finished == ["fast", "slow"]
     assert [(m.tool_call_id, m.content) for m in tool_messages(model.requests[1])] == [
         ("a", "slow result"),
@@ -798,7 +798,7 @@ def test_concurrent_calls_each_get_their_own_context() -> None:
 
     model = ScriptedModel([calling(ToolCall("a", "one"), ToolCall("b", "one")), "done"])
     with Runner(Agent("assistant", model, tools=[one])) as runner:
-        asyncio.run(runner.run_async("go", callbacks=[Record()]))
+        asyncio.run(runner.arun("go", callbacks=[Record()]))
     assert sorted(seen) == [("after a", 1), ("after b", 1), ("before a", 1), ("before b", 1)]
     assert seen.index(("before b", 1)) < seen.index(("after a", 1))  # overlapping
 
@@ -829,7 +829,7 @@ def test_stop_run_during_concurrent_calls_ends_the_run() -> None:
 
     model = ScriptedModel([two_calls("forever", "forbidden"), "unreached"])
     with Runner(Agent("assistant", model, tools=[forever, forbidden])) as runner:
-        result = asyncio.run(runner.run_async("go", callbacks=[Guard()]))
+        result = asyncio.run(runner.arun("go", callbacks=[Guard()]))
     assert cancelled == ["forever"]  # the run did not wait for it: it was cancelled
     assert (result.status, result.stop_reason) == ("stopped", "forbidden tool")
     assert events_of(result, ToolResultEvent) == []
@@ -872,7 +872,7 @@ def test_concurrent_sub_agents_record_their_events_under_their_call() -> None:
         ]
     )
     with Runner(Agent("assistant", model, sub_agents=[first, second])) as runner:
-        result = asyncio.run(runner.run_async("go"))
+        result = asyncio.run(runner.arun("go"))
     assert [event.branch for event in result.events] == [
         *["assistant"] * 3,  # the user's message, the model's attempt and its response
         *["assistant"] * 2,  # the first call, its attempt
@@ -902,25 +902,25 @@ def test_two_runs_on_one_session_at_once_are_refused() -> None:
     )
 
     async def both(runner: Runner) -> tuple[str, str]:
-        first = asyncio.ensure_future(runner.run_async("one", session_id="s"))
+        first = asyncio.ensure_future(runner.arun("one", session_id="s"))
         await asyncio.wait_for(started.wait(), timeout=5)
         refused = (
             r"^session 's' of user 'user' already has a run under way on this runner; "
             r"a session takes one run at a time$"
         )
         with pytest.raises(RuntimeError, match=refused):
-            await runner.run_async("two", session_id="s")
-        other = await runner.run_async("three", session_id="other")
+            await runner.arun("two", session_id="s")
+        other = await runner.arun("three", session_id="other")
         release.set()
         return (await first).output, other.output
 
     with Runner(Agent("assistant", model, tools=[slow])) as runner:
         assert asyncio.run(both(runner)) == ("ok", "ok")
-        assert asyncio.run(runner.run_async("four", session_id="s")).output == "ok"
+        assert asyncio.run(runner.arun("four", session_id="s")).output == "ok"
 
 
 def test_a_single_sync_tool_call_does_not_block_the_event_loop() -> None:
-    """In ``run_async`` even one sync tool call runs in a thread, so the loop stays free."""
+    """In ``arun`` even one sync tool call runs in a thread, so the loop stays free."""
     loop_threads: list[bool] = []
 
     def where() -> str:
@@ -932,7 +932,7 @@ def test_a_single_sync_tool_call_does_not_block_the_event_loop() -> None:
         rules=[Rule("go", tool="where"), Rule(".*", on="tool", reply="{content}")]
     )
     with Runner(Agent("assistant", model, tools=[where])) as runner:
-        assert asyncio.run(runner.run_async("go")).output == "here"
+        assert asyncio.run(runner.arun("go")).output == "here"
         assert runner.run("go").output == "here"
     assert loop_threads == [False, True]
 
@@ -985,7 +985,7 @@ class AsyncPassThrough:
 
 
 def test_a_sub_agents_failure_passes_async_wraps_as_itself() -> None:
-    """In ``run_async`` a sub-agent's unrecovered model error fails the run past async wraps."""
+    """In ``arun`` a sub-agent's unrecovered model error fails the run past async wraps."""
     error = ConnectionError("sub model down")
     sub = Agent("helper", ScriptedModel([error]))
     model = ScriptedModel([calling(ToolCall("c1", "helper", {"request": "x"})), "unreached"])
@@ -995,6 +995,6 @@ def test_a_sub_agents_failure_passes_async_wraps_as_itself() -> None:
         Runner(agent, retry=RetryPolicy(max_attempts=1)) as runner,
         pytest.raises(ConnectionError) as caught,
     ):
-        asyncio.run(runner.run_async("go", callbacks=[wrap]))
+        asyncio.run(runner.arun("go", callbacks=[wrap]))
     assert caught.value is error
     assert wrap.outcomes == []

@@ -249,3 +249,19 @@ def test_public_methods_are_documented() -> None:
             if not (getattr(value, "__doc__", None) or "").strip():
                 undocumented.append(f"{name}.{attribute}")
     assert undocumented == []
+
+
+@pytest.mark.parametrize(
+    ("owner", "old", "new"),
+    [
+        (runner.Runner, "run_async", "arun"),
+        (runner.Runner, "resume_async", "aresume"),
+        (runner.DurableRunner, "run_async", "arun"),
+        (runner.DurableRunner, "result_async", "aresult"),
+        (runner.DurableRunner, "resume_async", "aresume"),
+    ],
+)
+def test_the_0_2_names_of_async_twins_are_the_same_methods(owner: type, old: str, new: str) -> None:
+    """Async twins are spelled ``a`` + name, as ``arun_before`` and ``agenerate`` are; the
+    0.2 ``*_async`` names stay, as the very same methods."""
+    assert vars(owner)[old] is vars(owner)[new]

@@ -1153,8 +1153,8 @@ def test_a_sync_call_inside_a_loop_names_the_runner_by_default() -> None:
     """Inside a running loop the refusal names ``Runner`` unless told another owner."""
 
     async def inside() -> None:
-        refuse_inside_loop("run", "run_async")
+        refuse_inside_loop("run", "arun")
 
-    expected = "Runner.run() was called inside a running event loop; use await runner.run_async()"
+    expected = "Runner.run() was called inside a running event loop; use await runner.arun()"
     with pytest.raises(RuntimeError, match=f"^{re.escape(expected)}$"):
         asyncio.run(inside())

@@ -123,7 +123,7 @@ def stop_iteration_tool() -> str:
 
 
 def test_a_sync_tool_raising_stop_iteration_is_a_tool_error_in_both_modes(mode: Mode) -> None:
-    """Run on a worker thread in ``run_async``, it does not hang the run: the model is told."""
+    """Run on a worker thread in ``arun``, it does not hang the run: the model is told."""
     model = ScriptedModel([calling(ToolCall("c1", "stop_iteration_tool", {})), "done"])
     with Runner(Agent("assistant", model, tools=[stop_iteration_tool])) as runner:
         result = drive(runner, mode, "go")
@@ -151,13 +151,13 @@ def test_a_callbacks_stop_iteration_keeps_its_type_in_a_sync_run() -> None:
 
 
 def test_a_callbacks_stop_iteration_is_the_cause_in_an_async_run() -> None:
-    """No coroutine can raise ``StopIteration``: ``run_async`` raises Python's RuntimeError
+    """No coroutine can raise ``StopIteration``: ``arun`` raises Python's RuntimeError
     with the callback's annotated ``StopIteration`` as its cause, and never hangs."""
     with (
         Runner(Agent("assistant", ScriptedModel(default="ok"))) as runner,
         pytest.raises(RuntimeError) as caught,
     ):
-        asyncio.run(runner.run_async("hi", callbacks=[StopIterationGuard()]))
+        asyncio.run(runner.arun("hi", callbacks=[StopIterationGuard()]))
     cause = caught.value.__cause__
     assert isinstance(cause, StopIteration)
     assert any("before_model" in note for note in cause.__notes__)
@@ -193,7 +193,7 @@ def test_errors_of_concurrent_tool_calls_are_all_reported() -> None:
         Runner(Agent("assistant", model, tools=[slow_add])) as runner,
         pytest.raises(ValueError, match="bad") as caught,
     ):
-        asyncio.run(runner.run_async("go", callbacks=[Exploding("a", "b")]))
+        asyncio.run(runner.arun("go", callbacks=[Exploding("a", "b")]))
     first = str(caught.value)
     other = "b" if first == "bad a" else "a"
     assert any(f"ValueError: bad {other}" in note for note in caught.value.__notes__)
@@ -323,7 +323,7 @@ def test_a_sync_model_in_run_async_does_not_block_the_event_loop() -> None:
 
         ticker = asyncio.ensure_future(tick())
         with Runner(Agent("assistant", SlowModel())) as runner:
-            result = await runner.run_async("hi")
+            result = await runner.arun("hi")
         done.set()
         await ticker
         assert result.output == "slow"
@@ -343,7 +343,7 @@ def test_a_given_executor_runs_sync_work_and_is_not_shut_down() -> None:
     model = ScriptedModel([calling(ToolCall("c1", "where", {"a": 1})), "done"])
     with ThreadPoolExecutor(thread_name_prefix="mine") as pool:
         with Runner(Agent("assistant", model, tools=[where]), executor=pool) as runner:
-            asyncio.run(runner.run_async("go"))
+            asyncio.run(runner.arun("go"))
         assert pool.submit(lambda: 1).result() == 1  # still open after the runner closed
     assert names[0].startswith("mine")
 
@@ -362,12 +362,12 @@ def test_close_during_a_run_lets_it_finish_and_refuses_new_ones() -> None:
 
         model = ScriptedModel([calling(ToolCall("c1", "wait_tool", {})), "done"])
         runner = Runner(Agent("assistant", model, tools=[wait_tool]))
-        task = asyncio.ensure_future(runner.run_async("go", session_id="s"))
+        task = asyncio.ensure_future(runner.arun("go", session_id="s"))
         await started.wait()
         runner.close()  # returns at once: never blocks the loop
         assert runner.closed
         with pytest.raises(RuntimeError, match="closed"):
-            await runner.run_async("another")
+            await runner.arun("another")
         release.set()
         result = await task
         assert result.status == "completed"
@@ -458,7 +458,7 @@ def test_runner_defaults() -> None:
     with Runner(Agent("assistant", ScriptedModel(default="ok"))) as runner:
         assert (runner.max_steps, runner.closed) == (25, False)
         runner.run("hi", callbacks=[Who()])
-        asyncio.run(runner.run_async("hi", callbacks=[Who()]))
+        asyncio.run(runner.arun("hi", callbacks=[Who()]))
     assert users == ["user", "user"]
 
 
@@ -503,7 +503,7 @@ def test_run_inside_a_running_loop_says_what_to_use() -> None:
     with Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner:
         message = asyncio.run(main(runner))
     assert message == (
-        "Runner.run() was called inside a running event loop; use await runner.run_async()"
+        "Runner.run() was called inside a running event loop; use await runner.arun()"
     )
 
 
@@ -523,7 +523,7 @@ def test_closing_never_waits_for_a_cancelled_runs_tool_thread() -> None:
     async def main() -> list[str]:
         model = ScriptedModel([calling(ToolCall("c1", "hold")), "done"])
         runner = Runner(Agent("assistant", model, tools=[hold]))
-        task = asyncio.ensure_future(runner.run_async("go"))
+        task = asyncio.ensure_future(runner.arun("go"))
         while not started.is_set():
             await asyncio.sleep(0.001)
         runner.close()  # a run is under way: nothing is released yet
@@ -586,7 +586,7 @@ def test_calls_cancelled_alongside_a_failing_call_are_not_reported() -> None:
         Runner(Agent("assistant", model, tools=[slow_add, wait_long])) as runner,
         pytest.raises(ValueError, match="bad a") as caught,
     ):
-        asyncio.run(runner.run_async("go", callbacks=[Exploding("a")]))
+        asyncio.run(runner.arun("go", callbacks=[Exploding("a")]))
     assert not any("alongside" in note for note in caught.value.__notes__)
 
 
@@ -648,11 +648,11 @@ class DualModel:
 
 
 def test_a_model_with_agenerate_is_awaited_in_async_runs_and_called_in_sync_ones() -> None:
-    """``run`` calls ``generate``; ``run_async`` awaits ``agenerate``, no thread hop."""
+    """``run`` calls ``generate``; ``arun`` awaits ``agenerate``, no thread hop."""
     model = DualModel()
     with Runner(Agent("assistant", model)) as runner:
         assert runner.run("hi").output == "sync"
-        assert asyncio.run(runner.run_async("hi")).output == "async"
+        assert asyncio.run(runner.arun("hi")).output == "async"
     assert model.used == [threading.current_thread().name, "agenerate"]
 
 
@@ -683,7 +683,7 @@ def test_a_plain_wrap_refused_by_run_async_is_named_with_the_fix() -> None:
         Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner,
         pytest.raises(InvalidCallbacks) as caught,
     ):
-        asyncio.run(runner.run_async("hi", callbacks=[wrap]))
+        asyncio.run(runner.arun("hi", callbacks=[wrap]))
     assert str(caught.value) == (
         "PlainWrap instance.wrap_tool is a plain def; an async run awaits call_next, "
         "so its wraps must be async def (AsyncWrapModel / AsyncWrapTool)"

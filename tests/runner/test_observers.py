@@ -275,7 +275,7 @@ def test_sub_agent_events_name_the_sub_agent_and_branch(mode: Mode) -> None:
 
 
 def test_async_observers_are_awaited_in_run_async() -> None:
-    """An ``async def on_event`` is awaited in ``run_async``."""
+    """An ``async def on_event`` is awaited in ``arun``."""
     points: list[str] = []
 
     class AsyncObserver:
@@ -284,7 +284,7 @@ def test_async_observers_are_awaited_in_run_async() -> None:
             points.append(event.point)
 
     with Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner:
-        asyncio.run(runner.run_async("hi", callbacks=[AsyncObserver()]))
+        asyncio.run(runner.arun("hi", callbacks=[AsyncObserver()]))
     assert points == ["before_agent", "before_model", "after_model", "after_agent"]
 
 
@@ -328,7 +328,7 @@ def test_events_carry_the_chains_final_outcome(mode: Mode) -> None:
 
 DECIDED = ToolResult("decided")
 TOOL_POINTS = ("before_tool", "on_tool_error", "after_tool")
-# (mode, whether the tool hooks are async): async hooks only run in run_async.
+# (mode, whether the tool hooks are async): async hooks only run in arun.
 KINDS = [("sync", False), ("async", False), ("async", True)]
 
 

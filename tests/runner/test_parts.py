@@ -78,7 +78,7 @@ def test_runs_that_start_sessions_get_random_ids_all_different(mode: Mode) -> No
 
 
 def test_close_stops_the_tool_threads() -> None:
-    """Closing the runner shuts the thread pool that ran sync tools in ``run_async``."""
+    """Closing the runner shuts the thread pool that ran sync tools in ``arun``."""
 
     def tool_threads() -> list[threading.Thread]:
         return [t for t in threading.enumerate() if t.name.startswith("hookline-tool")]
@@ -90,7 +90,7 @@ def test_close_stops_the_tool_threads() -> None:
         ]
     )
     with Runner(Agent("assistant", model, tools=[add])) as runner:
-        result = asyncio.run(runner.run_async("go"))
+        result = asyncio.run(runner.arun("go"))
         assert tool_threads()
     assert [e.result.content for e in events_of(result, ToolResultEvent)] == ["2", "4"]
     assert tool_threads() == []
@@ -203,8 +203,8 @@ def test_sync_run_refuses_async_parts_before_anything_runs(
         with pytest.raises(error, match=match):
             runner.run("hi", callbacks=where.get("run", []))
         assert seen.started == 0
-        # The same parts are fine in run_async.
-        assert asyncio.run(runner.run_async("hi", callbacks=where.get("run", []))).output == "ok"
+        # The same parts are fine in arun.
+        assert asyncio.run(runner.arun("hi", callbacks=where.get("run", []))).output == "ok"
 
 
 @pytest.mark.parametrize("where", ["runner", "run"])
@@ -219,7 +219,7 @@ def test_a_refused_sync_run_is_refused_again_with_the_same_callbacks(where: str)
             with pytest.raises(InvalidCallbacks, match="before_model is async"):
                 r.run("hi", callbacks=run_callbacks)
         assert seen.started == 0
-        assert asyncio.run(r.run_async("hi", callbacks=run_callbacks)).output == "ok"
+        assert asyncio.run(r.arun("hi", callbacks=run_callbacks)).output == "ok"
         with pytest.raises(InvalidCallbacks, match="before_model is async"):
             r.run("hi", callbacks=run_callbacks)
     assert seen.started == 1
@@ -241,20 +241,20 @@ def test_a_refused_async_run_is_refused_again_with_the_same_callbacks() -> None:
     with Runner(Agent("assistant", ScriptedModel(default="ok")), callbacks=[seen]) as runner:
         for _ in range(2):
             with pytest.raises(InvalidCallbacks, match="plain def"):
-                asyncio.run(runner.run_async("hi", callbacks=wraps))
+                asyncio.run(runner.arun("hi", callbacks=wraps))
         assert seen.started == 0
         assert runner.run("hi", callbacks=wraps).output == "ok"
         with pytest.raises(InvalidCallbacks, match="plain def"):
-            asyncio.run(runner.run_async("hi", callbacks=wraps))
+            asyncio.run(runner.arun("hi", callbacks=wraps))
     assert seen.started == 1
 
 
 def test_run_inside_a_running_loop_is_refused() -> None:
-    """``run`` called from async code raises ``RuntimeError`` pointing to ``run_async``."""
+    """``run`` called from async code raises ``RuntimeError`` pointing to ``arun``."""
     model = ScriptedModel(["ok"])
 
     async def main(runner: Runner) -> None:
-        with pytest.raises(RuntimeError, match="run_async"):
+        with pytest.raises(RuntimeError, match="arun"):
             runner.run("hi")
 
     with Runner(Agent("assistant", model)) as runner:

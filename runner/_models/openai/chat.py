@@ -6,7 +6,7 @@ llama.cpp's ``llama-server``, LM Studio, OpenRouter. The SDK is the optional ext
 and without the extra fails there with the command that installs it.
 
 ``generate`` speaks through the SDK's sync client (``Runner.run``), ``agenerate``
-through its async client (``Runner.run_async``, with no thread hop); ``stream`` and
+through its async client (``Runner.arun``, with no thread hop); ``stream`` and
 ``astream`` are their streamed forms (``Runner.stream``). The clients are made on
 first use, with the SDK's own retries off: hookline's error hooks own every retry, so
 each attempt shows in events and hooks. What the SDK raises (``openai.RateLimitError``,

@@ -134,5 +134,5 @@ def test_a_replayed_model_error_fails_the_run_alike() -> None:
         runner.result(fork)
     assert raised.value.status_code == 401
     with pytest.raises(Refused, match="no"):
-        asyncio.run(runner.result_async(fork))
+        asyncio.run(runner.aresult(fork))
     assert model.calls == 1

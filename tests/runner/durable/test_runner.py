@@ -271,10 +271,10 @@ def test_a_paused_durable_run_ends_its_workflow_paused_with_its_state_stored(mod
 def resume_durable(
     runner: DurableRunner, mode: Mode, state: RunState, decisions: Mapping[str, Decision]
 ) -> RunResult:
-    """``resume`` in sync mode, ``resume_async`` otherwise."""
+    """``resume`` in sync mode, ``aresume`` otherwise."""
     if mode == "sync":
         return runner.resume(state, decisions)
-    return asyncio.run(runner.resume_async(state, decisions))
+    return asyncio.run(runner.aresume(state, decisions))
 
 
 def test_a_paused_durable_run_resumes_as_a_workflow_of_its_own(mode: Mode) -> None:
@@ -392,7 +392,7 @@ def test_an_async_run_takes_one_response_s_tool_calls_one_by_one() -> None:
         return "quick"
 
     agent = Agent("ordered", Booking("slow", "quick", calls_per_turn=2), tools=[slow, quick])
-    result = asyncio.run(durable(agent).run_async("go"))
+    result = asyncio.run(durable(agent).arun("go"))
     assert log == ["slow starts", "slow ends", "quick"]
     assert result.output == "Done: slow; quick."
 
@@ -414,14 +414,14 @@ def test_misuse_is_refused_with_what_to_do_instead() -> None:
     async def inside_a_loop() -> None:
         runner.run("hello")
 
-    with pytest.raises(RuntimeError, match=r"use await runner.run_async\(\)"):
+    with pytest.raises(RuntimeError, match=r"use await runner.arun\(\)"):
         asyncio.run(inside_a_loop())
     with pytest.raises(LookupError, match=r"DBOS.register_queue\('nowhere'\)"):
         runner.enqueue("nowhere", "hello")
     with pytest.raises(LookupError, match="no durable run 'never-ran'"):
         runner.result("never-ran")
     with pytest.raises(LookupError, match="no durable run 'never-ran'"):
-        asyncio.run(runner.result_async("never-ran"))
+        asyncio.run(runner.aresult("never-ran"))
     with pytest.raises(TypeError, match="run_id must be a non-empty str"):
         runner.run("hello", run_id=3)  # type: ignore[arg-type]
 

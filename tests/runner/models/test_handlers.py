@@ -557,7 +557,7 @@ def test_fallback_alone_answers_the_first_failure(mode: Mode) -> None:
 
 
 def test_async_backup_in_run_async() -> None:
-    """``AsyncFallbackModel`` awaits an async backup inside ``run_async``."""
+    """``AsyncFallbackModel`` awaits an async backup inside ``arun``."""
     primary = ScriptedModel([bad_request()])
     backup = AsyncScripted(ScriptedModel(["async backup"]))
     with Runner(Agent("assistant", primary), retry=NO_WAIT) as runner:

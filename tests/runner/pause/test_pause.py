@@ -106,7 +106,7 @@ def resume(
 ) -> RunResult:
     if mode == "sync":
         return runner.resume(state, decisions)
-    return asyncio.run(runner.resume_async(state, decisions))
+    return asyncio.run(runner.aresume(state, decisions))
 
 
 def test_a_paused_call_ends_the_run_paused_with_its_request(mode: Mode) -> None:
@@ -479,9 +479,7 @@ def test_a_state_resumed_into_a_second_pause_cannot_be_resumed_again(mode: Mode)
         runner.resume(paused.state, {one: Approve(), two: Approve()}, callbacks=[PauseAgain()])
         if mode == "sync"
         else asyncio.run(
-            runner.resume_async(
-                paused.state, {one: Approve(), two: Approve()}, callbacks=[PauseAgain()]
-            )
+            runner.aresume(paused.state, {one: Approve(), two: Approve()}, callbacks=[PauseAgain()])
         )
     )
     assert again.status == "paused"
@@ -572,10 +570,10 @@ def test_the_pause_signal_says_where_it_comes_from() -> None:
 
 
 def test_concurrent_paused_calls_get_the_ids_of_their_step() -> None:
-    """In ``run_async`` the calls of one response run concurrently; each paused one's request
+    """In ``arun`` the calls of one response run concurrently; each paused one's request
     id is the one its run, branch, model step and call id give."""
     runner, _, _, _ = setup(calling(delete("c1", "a"), mail("c2", "bob"), delete("c3", "b")), "ok")
-    paused = asyncio.run(runner.run_async("tidy", session_id="s"))
+    paused = asyncio.run(runner.arun("tidy", session_id="s"))
     assert [request.id for request in paused.pending] == [
         request_id(paused.run_id, "files", 1, "c1"),
         request_id(paused.run_id, "files", 1, "c3"),

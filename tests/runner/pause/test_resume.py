@@ -90,10 +90,10 @@ def paused_deep(mode: Mode) -> RunState:
 
 
 def resume(runner: Runner, mode: Mode, state: Any, decisions: Any) -> RunResult:
-    """``resume`` in sync mode, ``resume_async`` otherwise (the arguments as given)."""
+    """``resume`` in sync mode, ``aresume`` otherwise (the arguments as given)."""
     if mode == "sync":
         return runner.resume(state, decisions)
-    return asyncio.run(runner.resume_async(state, decisions))
+    return asyncio.run(runner.aresume(state, decisions))
 
 
 def refused(runner: Runner, mode: Mode, state: RunState, decisions: Any) -> ResumeRefused:

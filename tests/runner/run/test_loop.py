@@ -654,7 +654,7 @@ def test_tool_return_values_become_tool_results(
 
 
 def test_async_models_and_tools_run_in_run_async() -> None:
-    """``run_async`` awaits an async model, an async function tool and an async tool object."""
+    """``arun`` awaits an async model, an async function tool and an async tool object."""
 
     async def slow_add(a: int, b: int) -> int:
         """Add, after yielding to the loop."""
@@ -677,7 +677,7 @@ def test_async_models_and_tools_run_in_run_async() -> None:
     )
     agent = Agent("assistant", AsyncScripted(inner), tools=[slow_add, AsyncEcho()])
     with Runner(agent) as runner:
-        result = asyncio.run(runner.run_async("go"))
+        result = asyncio.run(runner.arun("go"))
     assert result.output == "done"
     assert [event.result.content for event in events_of(result, ToolResultEvent)] == ["5", "hi"]
 
@@ -1205,7 +1205,7 @@ def test_an_async_model_is_sent_the_request_the_hooks_passed() -> None:
 
     inner = ScriptedModel(["ok"])
     with Runner(Agent("assistant", AsyncScripted(inner))) as runner:
-        result = asyncio.run(runner.run_async("hi", callbacks=[AddNote()]))
+        result = asyncio.run(runner.arun("hi", callbacks=[AddNote()]))
     assert inner.requests[0].messages == (Message("user", "hi"), note)
     [attempt] = events_of(result, ModelAttemptEvent)
     assert attempt.request == inner.requests[0]
@@ -1242,7 +1242,7 @@ def test_what_async_models_and_tools_raise_reaches_the_error_hooks() -> None:
         Runner(agent, retry=RetryPolicy(max_attempts=1)) as runner,
         pytest.raises(ModelDown) as caught,
     ):
-        asyncio.run(runner.run_async("go", callbacks=[seen_model, seen_tool]))
+        asyncio.run(runner.arun("go", callbacks=[seen_model, seen_tool]))
     assert seen_tool.errors == [tool_error]
     assert seen_model.errors == [outage]
     assert caught.value is outage
@@ -1321,7 +1321,7 @@ class TwoWays:
 
 
 def test_a_models_agenerate_is_awaited_in_run_async(mode: Mode) -> None:
-    """``run`` calls ``generate``, ``run_async`` awaits ``agenerate``; each gets the request."""
+    """``run`` calls ``generate``, ``arun`` awaits ``agenerate``; each gets the request."""
     model = TwoWays()
     with Runner(Agent("assistant", model)) as runner:
         result = drive(runner, mode, "hi")

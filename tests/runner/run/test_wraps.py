@@ -72,7 +72,7 @@ class Log:
 
 
 class AsyncLog:
-    """``Log`` with an async wrap, for ``run_async``."""
+    """``Log`` with an async wrap, for ``arun``."""
 
     def __init__(self, log: list[str], name: str) -> None:
         self.log = log
@@ -110,7 +110,7 @@ def run(runner: Runner, mode: Mode, message: str, callbacks: list[object]) -> Ru
     """One run in ``mode``."""
     if mode == "sync":
         return runner.run(message, callbacks=callbacks)
-    return asyncio.run(runner.run_async(message, callbacks=callbacks))
+    return asyncio.run(runner.arun(message, callbacks=callbacks))
 
 
 class LoggingModel:
@@ -336,13 +336,13 @@ def test_a_wrap_module_works_like_an_instance() -> None:
 
 
 def test_a_plain_wrap_in_an_async_run_is_refused_before_anything_runs() -> None:
-    """``run_async`` awaits call_next, so a plain def wrap is refused up front."""
+    """``arun`` awaits call_next, so a plain def wrap is refused up front."""
     model = ScriptedModel(["ok"])
     with (
         Runner(Agent("assistant", model)) as runner,
         pytest.raises(InvalidCallbacks, match="async def"),
     ):
-        asyncio.run(runner.run_async("hi", callbacks=[ToolCache()]))
+        asyncio.run(runner.arun("hi", callbacks=[ToolCache()]))
     assert model.requests == []
 
 
@@ -401,7 +401,7 @@ def test_a_slow_guard_under_a_deadline_fails_closed_or_open(
     guard = with_timeout(SlowGuard(), 0.01, fail=fail)
     model = ScriptedModel([calling(ToolCall("c1", "counted", {"a": 7})), "done"])
     with Runner(Agent("assistant", model, tools=[counted])) as runner:
-        result = asyncio.run(runner.run_async("go", callbacks=[guard]))
+        result = asyncio.run(runner.arun("go", callbacks=[guard]))
     [event] = events_of(result, ToolResultEvent)
     if fail == "closed":
         assert runs == []

@@ -458,15 +458,15 @@ def test_two_runners_racing_on_one_session_lose_no_turn(store: SessionStore) -> 
     fast = Runner(Agent("assistant", fast_model), sessions=store)
 
     async def race() -> None:
-        await fast.run_async("earlier", user_id="u", session_id="s")
-        slow_run = asyncio.create_task(slow.run_async("slow", user_id="u", session_id="s"))
+        await fast.arun("earlier", user_id="u", session_id="s")
+        slow_run = asyncio.create_task(slow.arun("slow", user_id="u", session_id="s"))
         await started.wait()
         with pytest.raises(SessionBusy) as caught:
-            await fast.run_async("fast", user_id="u", session_id="s")
+            await fast.arun("fast", user_id="u", session_id="s")
         assert (caught.value.user_id, caught.value.session_id) == ("u", "s")
         release.set()
         assert caught.value.holder == (await slow_run).run_id
-        third = await fast.run_async("third", user_id="u", session_id="s")
+        third = await fast.arun("third", user_id="u", session_id="s")
         assert third.output == "third done"
 
     with slow, fast:
@@ -557,7 +557,7 @@ def test_a_stream_closed_early_releases_its_lease(store: SessionStore) -> None:
         with pytest.raises(SessionBusy):
             store.acquire("u", "s", owner="intruder", ttl=30)
         await stream.aclose()
-        return (await runner.run_async("two", user_id="u", session_id="s")).output
+        return (await runner.arun("two", user_id="u", session_id="s")).output
 
     with Runner(Agent("assistant", ScriptedModel(default="ok")), sessions=store) as runner:
         assert asyncio.run(main(runner)) == "ok"
@@ -841,7 +841,7 @@ def test_async_runs_on_many_sessions_keep_their_own_state(store: SessionStore) -
     async def main(runner: Runner) -> None:
         for _ in range(3):
             await asyncio.gather(
-                *(runner.run_async("hi", user_id="u", session_id=f"s{n}") for n in range(8))
+                *(runner.arun("hi", user_id="u", session_id=f"s{n}") for n in range(8))
             )
 
     with Runner(

@@ -253,7 +253,7 @@ def test_a_consumer_that_stops_cancels_the_run_and_saves_nothing() -> None:
             if isinstance(event, TextDelta):
                 break
         await stream.aclose()
-        result = await runner.run_async("again", session_id="s")
+        result = await runner.arun("again", session_id="s")
         assert result.output == "Ok."
 
     with Runner(Agent("assistant", model)) as runner:
@@ -529,7 +529,7 @@ def test_a_consumer_cancelled_while_the_stream_closes_stays_cancelled_and_frees_
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        return (await runner.run_async("again", session_id="s")).output
+        return (await runner.arun("again", session_id="s")).output
 
     with Runner(Agent("assistant", SlowToStop())) as runner:
         assert asyncio.run(main(runner)) == "Ok."

@@ -329,7 +329,7 @@ class Cache:
 
 
 class AsyncCache:
-    """``Cache`` for run_async."""
+    """``Cache`` for arun."""
 
     async def wrap_model(
         self,
@@ -368,7 +368,7 @@ class Twice:
 
 
 class AsyncTwice:
-    """``Twice`` for run_async."""
+    """``Twice`` for arun."""
 
     async def wrap_model(
         self,
@@ -435,7 +435,7 @@ def test_a_paused_call_and_its_resumption_are_traced(traced: Traced, mode: Mode)
         if mode == "sync":
             done = runner.resume(paused.state, decisions)
         else:
-            done = asyncio.run(runner.resume_async(paused.state, decisions))
+            done = asyncio.run(runner.aresume(paused.state, decisions))
     assert done.output == "It is 5."
     resumed = [span for span in traced.named("execute_tool add") if span not in spans]
     assert len(resumed) == 1

@@ -49,7 +49,7 @@ class Answer:
 
 
 class AsyncAnswer:
-    """``Answer`` for run_async."""
+    """``Answer`` for arun."""
 
     async def wrap_model(
         self,
@@ -95,7 +95,7 @@ class Rename:
 
 
 class AsyncRename:
-    """``Rename`` for run_async."""
+    """``Rename`` for arun."""
 
     async def wrap_model(
         self,
@@ -197,7 +197,7 @@ class Abandon:
 
 
 class AsyncAbandon:
-    """``Abandon`` for run_async."""
+    """``Abandon`` for arun."""
 
     def __init__(self, error: Exception) -> None:
         self.error = error

@@ -368,7 +368,7 @@ def test_a_turn_s_span_gets_its_decisions_whatever_a_concurrent_call_s_span_does
     helper = Agent("helper", Slow())
     root = Agent("root", ScriptedModel([calls, "done"]), sub_agents=[helper])
     with Runner(root, tracer_provider=provider, callbacks=[Rewrite()]) as runner:
-        assert asyncio.run(runner.run_async("go")).output == "done"
+        assert asyncio.run(runner.arun("go")).output == "done"
     (span,) = [each for each in exporter.get_finished_spans() if each.name == "invoke_agent helper"]
     points = [dict(event.attributes or {}).get("hookline.hook.point") for event in span.events]
     assert points == ["after_model"]

@@ -177,7 +177,7 @@ class Slow:
 
 
 def test_concurrent_tool_calls_each_run_under_their_own_span(traced: Traced) -> None:
-    """In run_async the calls of one response run at once; each call's own span (and a
+    """In arun the calls of one response run at once; each call's own span (and a
     span the tool makes) is under it, every call span under the agent's."""
     slow = Slow(traced.provider)
     calls = [ToolCall(f"c{n}", "slow", {"n": n}) for n in range(3)]
@@ -192,7 +192,7 @@ def test_concurrent_tool_calls_each_run_under_their_own_span(traced: Traced) -> 
 
 
 def test_a_sync_tool_on_a_worker_thread_keeps_its_call_span_current(traced: Traced) -> None:
-    """In run_async a sync tool runs on the pool; a span it makes is still its call's child."""
+    """In arun a sync tool runs on the pool; a span it makes is still its call's child."""
     tracer = traced.provider.get_tracer("tool")
     threads: list[str] = []
 

@@ -1,6 +1,6 @@
 """Whole runs against a local OpenAI-compatible server, through the real SDK.
 
-``Runner.run`` speaks through the SDK's sync client, ``Runner.run_async`` through its
+``Runner.run`` speaks through the SDK's sync client, ``Runner.arun`` through its
 async one (the ``mode`` fixture runs each test both ways). The server answers from its
 script and keeps every request, so each test says exactly what went over the wire.
 """
