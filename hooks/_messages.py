@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NoReturn, TypeAlias
 
+from hooks._slots import slot_init
+
 __all__ = [
     "Message",
     "ModelRequest",
@@ -29,6 +31,7 @@ Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 _ROLES: Final = frozenset(("system", "user", "assistant", "tool"))
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """The model's request to run tool ``name`` with ``args``; ``id`` pairs it with its result."""
@@ -47,6 +50,7 @@ class ToolCall:
             _refuse(self, "args", "a mapping of argument names to values", args)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Message:
     """One turn of a conversation.
@@ -75,6 +79,7 @@ class Message:
             _check_calls(self, calls, unique=False)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool as the model sees it: name, description and a JSON schema of its arguments."""
@@ -84,6 +89,7 @@ class ToolSpec:
     parameters: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
     """What the model receives: the conversation so far and the tools it may call.
@@ -97,6 +103,7 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens one model call used (or, summed with ``+``, a whole run).
@@ -132,6 +139,7 @@ class Usage:
         )
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
     """What the model answers: text, tool calls, or both.
@@ -165,6 +173,7 @@ class ModelResponse:
             _refuse(self, "model", "a str or None", model)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """A tool's answer as the model will see it; ``is_error`` marks a failed call."""
