@@ -3,11 +3,11 @@
 A frozen dataclass's own ``__init__`` sets each field with ``object.__setattr__(self,
 name, value)``: a lookup of the name on the class, per field, per instance. Measured
 on a record of four fields, that is over a third of what building it costs, and a run
-builds about fifteen records (messages, contexts, event records, its result). ``slot_init`` gives the class an
-``__init__`` with the same signature (names, order, defaults, keyword-only fields) that
-sets each slot through its descriptor, found once, when the class is made; the class
-stays the dataclass it was: frozen, slotted, with its ``__post_init__`` called last,
-as the dataclass's own ``__init__`` calls it.
+builds about fifteen records (messages, contexts, event records, its result).
+``slot_init`` gives the class an ``__init__`` with the same signature (names, order,
+defaults, keyword-only fields) that sets each slot through its descriptor, found once,
+when the class is made; the class stays the dataclass it was: frozen, slotted, with
+its ``__post_init__`` called last, as the dataclass's own ``__init__`` calls it.
 """
 
 from __future__ import annotations
