@@ -6,11 +6,13 @@ from dataclasses import dataclass
 
 from hooks._decisions import Decision
 from hooks._messages import Message, ModelRequest, ToolCall
+from hooks._slots import slot_init
 from hooks._state import Invocation
 
 __all__ = ["AgentContext", "ModelContext", "ToolContext"]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class AgentContext:
     """An agent run about to start: ``message`` is the user's message it answers."""
@@ -19,6 +21,7 @@ class AgentContext:
     message: Message
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ModelContext:
     """A model call: ``request`` is what the model will receive.
@@ -37,6 +40,7 @@ class ModelContext:
     max_attempts: int = 1
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """A tool call: ``call`` is the model's ``ToolCall(id, name, args)``.

@@ -17,16 +17,20 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeAlias, final
 
+from hooks._slots import slot_init
+
 __all__ = ["Approve", "Decision", "Edit", "Reject"]
 
 
 @final
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Approve:
     """Run the paused call as the model asked."""
 
 
 @final
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Edit:
     """Run the paused call with ``args`` in place of the model's arguments."""
@@ -48,6 +52,7 @@ class Edit:
 
 
 @final
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Reject:
     """Do not run the paused call; the model sees an error result saying ``message``."""

@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar, final, overload
 
+from hooks._slots import slot_init
+
 __all__ = ["AsyncObserver", "HookEvent", "Observer", "OutcomeTag", "observing"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -17,6 +19,7 @@ OutcomeTag: TypeAlias = Literal[
 """How a dispatch ended: the tag of its result, or ``"raised"`` when a callback raised."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class HookEvent:
     """One dispatch of one hook point, told to observers after its chain ran.

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from hooks._errors import describe
+from hooks._slots import slot_init
 
 __all__ = ["DEFAULT_POLICY", "DispatchPolicy", "Trace"]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class DispatchPolicy:
     """How a chain treats ``Halt`` and raising callbacks.

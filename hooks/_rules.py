@@ -40,11 +40,13 @@ from returns.result import Failure, Success
 from hooks._errors import InvalidResult
 from hooks._points import AnyPoint
 from hooks._results import Cont, Fallback, Halt, Pause, Retry
+from hooks._slots import slot_init
 
 __all__ = ["TAGS", "Tag", "expected", "invalid", "legal"]
 
 
 @final
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Tag:
     """One legal result type at one kind of point, and what dispatch does with it."""

@@ -10,6 +10,8 @@ from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar, final, over
 
 from typing_extensions import TypeVar as DefaultTypeVar
 
+from hooks._slots import slot_init
+
 __all__ = ["Invocation", "Scope", "State", "StateKey"]
 
 T = TypeVar("T")
@@ -197,6 +199,7 @@ def _name(key: StateKey[Any] | str) -> str:
     raise TypeError(msg)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Invocation:
     """Who and where a run is: ids, the agent running, its branch and the shared ``state``.

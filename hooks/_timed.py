@@ -22,6 +22,7 @@ from returns.result import Failure
 from hooks._errors import Described, HookTimeout, describe
 from hooks._messages import ToolResult
 from hooks._results import Cont, Halt
+from hooks._slots import slot_init
 
 __all__ = ["Fail", "TimedCallback", "TimeoutRecord", "timed_class"]
 
@@ -37,6 +38,7 @@ _UNSET: Final = object()
 
 
 @final
+@slot_init
 @dataclass(frozen=True, slots=True)
 class TimeoutRecord:
     """One hook method that overran its deadline under ``with_timeout``.

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from hooks import Message, ModelRequest, ModelResponse, ToolCall, ToolResult, Usage
+from hooks._slots import slot_init
 from runner._pause.pending import PendingRequest
 from runner._pause.runstate import RunState
 
@@ -42,6 +43,7 @@ RunStatus: TypeAlias = Literal["completed", "stopped", "paused"]
 ``"paused"`` waiting for decisions on calls a ``before_tool`` hook paused."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class _Record:
     # Where and when, positional first; each record's own fields are keyword-only.
@@ -50,6 +52,7 @@ class _Record:
     time: float
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserMessageEvent(_Record):
     """A message an agent was asked to answer (the user's, or a parent agent's request)."""
@@ -57,6 +60,7 @@ class UserMessageEvent(_Record):
     message: Message
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelAttemptEvent(_Record):
     """The model is called with ``request``: what it really receives, after the before hooks."""
@@ -65,6 +69,7 @@ class ModelAttemptEvent(_Record):
     attempt: int = 1
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelResponseEvent(_Record):
     """A model answer the agent went on with (a ``Halt``'s, ``Fallback``'s or after hook's).
@@ -75,6 +80,7 @@ class ModelResponseEvent(_Record):
     response: ModelResponse
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallEvent(_Record):
     """A tool call the model asked for, as it asked, before its hooks ran."""
@@ -82,6 +88,7 @@ class ToolCallEvent(_Record):
     call: ToolCall
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolAttemptEvent(_Record):
     """The tool runs with ``call``: what really runs, after the before hooks (and a retry)."""
@@ -90,6 +97,7 @@ class ToolAttemptEvent(_Record):
     attempt: int = 1
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResultEvent(_Record):
     """The result the model got for ``call``, the call that ran (``result.is_error`` if failed)."""
@@ -98,6 +106,7 @@ class ToolResultEvent(_Record):
     result: ToolResult
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorEvent(_Record):
     """An operation's attempt failed, or an after hook turned its outcome into a failure.
@@ -111,6 +120,7 @@ class ErrorEvent(_Record):
     attempt: int = 1
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetryEvent(_Record):
     """An error hook retried: ``attempt`` is the attempt about to run, after ``delay`` seconds.
@@ -124,6 +134,7 @@ class RetryEvent(_Record):
     changed: bool = False
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FallbackEvent(_Record):
     """An error hook answered a failed ``attempt`` with a fallback value."""
@@ -132,6 +143,7 @@ class FallbackEvent(_Record):
     attempt: int = 1
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AttemptDiscardedEvent(_Record):
     """Text already streamed for model ``attempt`` is not the answer: a UI drops it.
@@ -147,6 +159,7 @@ class AttemptDiscardedEvent(_Record):
     call_id: str | None = None
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StopEvent(_Record):
     """A callback raised ``StopRun(reason)``; the run ended here."""
@@ -154,6 +167,7 @@ class StopEvent(_Record):
     reason: str
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PauseEvent(_Record):
     """A ``before_tool`` hook paused a call; ``request`` is what the run waits for."""
@@ -161,6 +175,7 @@ class PauseEvent(_Record):
     request: PendingRequest
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of the model's text as it is generated.
@@ -179,6 +194,7 @@ class TextDelta:
     call_id: str | None = None
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCallDelta:
     """A piece of a tool call as it is generated: the ``index``-th call of the response.
@@ -223,6 +239,7 @@ Event: TypeAlias = (
 _EMPTY_STATE = RunState({}, "", "", "", "", "completed")
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """The end of a run.
@@ -251,6 +268,7 @@ class RunResult:
     pending: tuple[PendingRequest, ...] = ()
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunStartedEvent:
     """The first event of a streamed run."""
@@ -261,6 +279,7 @@ class RunStartedEvent:
     time: float
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinishedEvent:
     """The last event of a streamed run: ``result`` is what ``arun`` would return."""

@@ -6,11 +6,13 @@ import math
 import random
 from dataclasses import dataclass
 
+from hooks._slots import slot_init
 from runner._checks import non_negative_float, positive_int
 
 __all__ = ["RetryPolicy"]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """The runner's retry budget, per operation (one model call, one tool call).

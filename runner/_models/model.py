@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, final
 
 from hooks import ModelRequest, ModelResponse, ToolCall
+from hooks._slots import slot_init
 from runner._checks import int_at_least, positive_int
 from runner._errors import ScriptExhausted
 from runner._events import ModelChunk
@@ -89,6 +90,7 @@ class AsyncStreamingModel(Protocol):
         ...
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Rule:
     """When ``pattern`` matches, answer with ``reply`` and, if ``tool`` is set, call it.

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias, final
 
 from hooks import Message, ToolCall, ToolResult
+from hooks._slots import slot_init
 
 __all__ = [
     "ALLOWED",
@@ -48,6 +49,7 @@ def request_id(run_id: str, branch: str, step: int, call_id: str) -> str:
     return "req_" + hashlib.sha256(key).hexdigest()[:24]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class PendingRequest:
     """A paused tool call waiting for a human: ``runner.resume`` takes a decision per ``id``.
@@ -65,6 +67,7 @@ class PendingRequest:
     allowed: tuple[DecisionKind, ...] = ALLOWED
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Frame:
     """One agent turn on the way to a pause, as it stood when the run paused.
@@ -102,6 +105,7 @@ class Frame:
                 yield from child.pending()
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Held:
     """A tool call of a batch that did not finish: it paused, or a sub-agent in it did."""
@@ -110,6 +114,7 @@ class Held:
     child: Frame | None
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class HeldBatch:
     """A batch of tool calls some of which are ``Held``: its step, its calls, what each came to.

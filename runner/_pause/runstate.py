@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias, cast, get_args
 
 from hooks import Approve, Decision, Edit, Reject, Usage
+from hooks._slots import slot_init
 from runner._pause.codec import (
     _list,
     _object,
@@ -45,6 +46,7 @@ def _frozen() -> Mapping[str, Any]:
     return MappingProxyType({})
 
 
+@slot_init
 @dataclass(frozen=True, slots=True, eq=False)
 class RunState(Mapping[str, Any]):
     """A run's state: its invocation state values (read as a mapping) and where it stands.

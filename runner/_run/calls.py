@@ -34,6 +34,7 @@ from runner._errors import ToolArgumentsError, UnknownToolError
 from runner._events import PauseEvent, ToolCallEvent, ToolResultEvent
 from runner._pause.pending import Frame, Held, HeldBatch, Paused, PendingRequest, request_id
 from runner._run.attempts import tool_attempt
+from runner._run.engine import IN_PROCESS
 from runner._run.guarded import TOOL, guarded
 from runner._run.plan import Plan
 from runner._run.record import Record
@@ -229,8 +230,12 @@ async def _tool(
         return Failure(ToolArgumentsError(call.name, call.args.raw, call.args.problem))
     if not isinstance(tool, Agent):
         settings = run.settings
-        attempt = partial(tool_attempt, settings, ctx, tool, agent.tool_is_async[call.name])
-        return await settings.engine.tool(plan.branch, call, attempt)
+        engine, is_async = settings.engine, agent.tool_is_async[call.name]
+        if engine is IN_PROCESS:  # it would run the attempt here and now: no seam to cross
+            return await tool_attempt(settings, ctx, tool, is_async)
+        return await engine.tool(
+            plan.branch, call, partial(tool_attempt, settings, ctx, tool, is_async)
+        )
     request = _request_of(call.args)
     if request is None:
         problem = "a sub-agent takes one str argument 'request'"

@@ -7,9 +7,10 @@ attempt runs (the agent's branch, the tool call) and the attempt itself, a corou
 function the loop made (``runner._run.attempts``); a number of seconds to wait.
 
 ``IN_PROCESS``, the default, runs each attempt here and now and reads the wall clock
-and ``secrets``. A durable engine (``runner._durable.engine``) runs each attempt as a
-checkpointed step and answers the rest from its record, so a recovered run replays the
-same run.
+and ``secrets``; since that is all its ``model`` and ``tool`` do, the loop runs the
+attempts of a run on it in place, without making each a function to hand over. A
+durable engine (``runner._durable.engine``) runs each attempt as a checkpointed step
+and answers the rest from its record, so a recovered run replays the same run.
 """
 
 from __future__ import annotations

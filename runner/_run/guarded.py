@@ -53,6 +53,7 @@ from hooks import (
     Usage,
     WrapPoint,
 )
+from hooks._slots import slot_init
 from runner._agent import Agent
 from runner._events import (
     AttemptDiscardedEvent,
@@ -76,6 +77,7 @@ C = TypeVar("C", ModelContext, ToolContext)
 T = TypeVar("T", ModelResponse, ToolResult)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Guard(Generic[C, T]):
     """A kind of guarded operation: its hook points, what runs, how an attempt is recorded."""

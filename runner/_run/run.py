@@ -52,6 +52,7 @@ from runner._pause.runstate import RunState
 from runner._run.attempts import model_attempt
 from runner._run.callbacks import AgentSetup
 from runner._run.calls import batch
+from runner._run.engine import IN_PROCESS
 from runner._run.guarded import MODEL, guarded
 from runner._run.plan import Plan
 from runner._run.record import Record
@@ -331,11 +332,15 @@ class Run:
     async def _model(
         self, plan: Plan, ctx: ModelContext, streamed: Streamed | None
     ) -> Outcome[ModelResponse]:
-        """One model attempt through the engine; the tokens of its answer counted (a
-        durable run's replayed answer too)."""
+        """One model attempt through the engine (in place on ``IN_PROCESS``); the tokens of
+        its answer counted (a durable run's replayed answer too)."""
         settings = self.settings
-        attempt = partial(model_attempt, settings, plan, ctx, streamed)
-        outcome = await settings.engine.model(plan.branch, attempt)
+        engine = settings.engine
+        if engine is IN_PROCESS:  # it would run the attempt here and now: no seam to cross
+            outcome = await model_attempt(settings, plan, ctx, streamed)
+        else:
+            attempt = partial(model_attempt, settings, plan, ctx, streamed)
+            outcome = await engine.model(plan.branch, attempt)
         if type(outcome) is Success:
             usage = outcome.unwrap().usage
             if usage is not None:

@@ -31,8 +31,8 @@ from runner._streaming.delta import ON_DELTA, DeltaContext
 __all__ = ["Streamed", "stream_model"]
 
 _END: Final = object()
-# A delta built by filling its slots directly: a frozen dataclass's __init__ costs a
-# third of what a streamed piece costs the runner (the hot path of pieces from memory).
+# A delta built by filling its slots directly, with no call to its __init__: a fifth
+# less per delta than TextDelta(...) (the hot path of pieces from memory).
 _new: Final = object.__new__
 _set_text: Final = TextDelta.__dict__["text"].__set__
 _set_agent: Final = TextDelta.__dict__["agent"].__set__

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, final, runtime_checkable
 
 from hooks import Message
+from hooks._slots import slot_init
 from runner._checks import got
 from runner._errors import SessionConflict
 from runner._sessions.leases import Leases
@@ -52,6 +53,7 @@ __all__ = ["InMemorySessions", "Session", "SessionStore", "dump_state", "load_st
 _NO_STATE: Final[Mapping[str, Any]] = types.MappingProxyType({})
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Session:
     """A session as loaded: its messages, the version a save must name, its state.

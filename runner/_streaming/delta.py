@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from hooks import BeforePoint, BeforeResult, Invocation, ModelResponse
+from hooks._slots import slot_init
 from runner._events import TextDelta, ToolCallDelta
 
 __all__ = ["ON_DELTA", "AsyncOnDelta", "DeltaContext", "OnDelta"]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class DeltaContext:
     """One delta of a streamed model ``attempt``; ``delta=None`` drops it from the stream."""

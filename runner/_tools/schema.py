@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, cast, final
 
+from hooks._slots import slot_init
 from runner._errors import ToolArgumentsError
 from runner._tools.docstrings import argument_descriptions
 
@@ -40,6 +41,7 @@ _PLAIN: Final[Mapping[object, tuple[str, tuple[type, ...]]]] = {
 
 
 @final
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Param:
     """One parameter the model may give: its resolved annotation, split from its metadata."""
