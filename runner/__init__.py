@@ -160,16 +160,9 @@ from runner._events import (
     UserMessageEvent,
 )
 from runner._models.handlers import AsyncFallbackModel, FallbackModel, RetryTransient
-from runner._models.model import (
-    AsyncModel,
-    AsyncStreamingModel,
-    Model,
-    Rule,
-    ScriptedModel,
-    ScriptItem,
-    StreamingModel,
-)
 from runner._models.openai.chat import OpenAIChatModel
+from runner._models.protocols import AsyncModel, AsyncStreamingModel, Model, StreamingModel
+from runner._models.scripted import Rule, ScriptedModel, ScriptItem
 from runner._models.transient import is_transient, retry_after
 from runner._pause.pending import PendingRequest
 from runner._pause.runstate import RunState

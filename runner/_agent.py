@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from hooks import InvalidCallbacks, ToolSpec
 from runner._checks import got, is_list
-from runner._models.model import AsyncModel, Model
+from runner._models.protocols import AsyncModel, Model
 from runner._tools.tools import AsyncTool, Tool, as_tool, check_tool_name, is_async_tool, spec_of
 
 __all__ = ["Agent"]

@@ -40,7 +40,7 @@ from hooks import (
     ToolResult,
 )
 from runner._checks import got, non_negative_float, positive_int
-from runner._models.model import AsyncModel, Model
+from runner._models.protocols import AsyncModel, Model
 from runner._models.transient import is_transient as _is_transient
 from runner._models.transient import retry_after
 from runner._retry import RetryPolicy

@@ -1,4 +1,4 @@
-"""The model side: the ``Model`` protocol and ``ScriptedModel``, the embedded default.
+"""``ScriptedModel``: the embedded default model, answering from a script and rules.
 
 ``ScriptedModel`` needs no network. It answers from a script (responses, plain
 strings, or exceptions to raise, in order) and, once the script is used up, from
@@ -19,16 +19,13 @@ import re
 import threading
 from collections.abc import (
     AsyncGenerator,
-    AsyncIterator,
-    Awaitable,
     Generator,
     Iterable,
-    Iterator,
     Mapping,
     Sequence,
 )
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, final
+from typing import Any, ClassVar, Literal, final
 
 from hooks import ModelRequest, ModelResponse, ToolCall
 from hooks._slots import slot_init
@@ -37,57 +34,7 @@ from runner._errors import ScriptExhausted
 from runner._events import ModelChunk
 from runner._models.scripted_stream import deltas
 
-__all__ = [
-    "AsyncModel",
-    "AsyncStreamingModel",
-    "Model",
-    "Rule",
-    "ScriptItem",
-    "ScriptedModel",
-    "StreamingModel",
-]
-
-
-class Model(Protocol):
-    """A model: ``generate(request) -> ModelResponse``, sync. See also ``AsyncModel``.
-
-    A model may also define ``async def agenerate(request)``: ``Runner.arun``
-    awaits it instead of running ``generate`` on a thread, so one model object serves
-    sync and async runs alike (``OpenAIChatModel`` does).
-    """
-
-    def generate(self, request: ModelRequest, /) -> ModelResponse:
-        """Answer ``request``: text, tool calls, or both. Raising is a model error."""
-        ...
-
-
-class AsyncModel(Protocol):
-    """A model whose ``generate`` is ``async def``; usable with ``Runner.arun`` only."""
-
-    def generate(self, request: ModelRequest, /) -> Awaitable[ModelResponse]:
-        """Answer ``request``: text, tool calls, or both. Raising is a model error."""
-        ...
-
-
-class StreamingModel(Protocol):
-    """A model that can stream: ``stream(request)`` yields deltas, then the whole response.
-
-    The items are ``TextDelta`` and ``ToolCallDelta`` pieces, as they are generated, and
-    last the complete ``ModelResponse`` (with usage, when known). ``Runner.stream`` uses
-    it (on a worker thread); a model without it is streamed as one delta.
-    """
-
-    def stream(self, request: ModelRequest, /) -> Iterator[ModelChunk]:
-        """Yield the answer's deltas as generated, then the whole ``ModelResponse``."""
-        ...
-
-
-class AsyncStreamingModel(Protocol):
-    """``StreamingModel`` for async code: ``astream(request)`` is an async iterator."""
-
-    def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
-        """Yield the answer's deltas as generated, then the whole ``ModelResponse``."""
-        ...
+__all__ = ["Rule", "ScriptItem", "ScriptedModel"]
 
 
 @slot_init
