@@ -98,6 +98,7 @@ from runner._telemetry.genai import (
     tool_result,
     usage_attributes,
 )
+from runner._telemetry.guard import RUN_LOG, Log, start
 from runner._telemetry.spans import (
     Turn,
     answered,
@@ -170,7 +171,10 @@ class Telemetry:
         """Await ``turn(recording)``, the agent's turn on ``message``, inside its
         ``invoke_agent`` span; ``recording`` says whether that span records."""
         named = self._named[id(agent)]
-        span = self._tracer.start_span(
+        log = RUN_LOG.get()
+        own = RUN_LOG.set(Log(invocation.id)) if log is None else None  # the root turn's
+        span = start(
+            self._tracer,
             named.agent_span,
             kind=SpanKind.INTERNAL,
             attributes={
@@ -209,6 +213,8 @@ class Telemetry:
                 if parent is not None:
                     parent.count(state.usage)
             span.end()
+            if own is not None:
+                RUN_LOG.reset(own)
 
     async def attempt(
         self,
@@ -233,7 +239,7 @@ class Telemetry:
         }
         if streamed:
             attributes[REQUEST_STREAM] = True
-        span = self._tracer.start_span(named.chat_span, kind=SpanKind.CLIENT, attributes=attributes)
+        span = start(self._tracer, named.chat_span, kind=SpanKind.CLIENT, attributes=attributes)
         if self.capture and isinstance(ctx, ModelContext) and span.is_recording():
             span.set_attribute(INPUT_MESSAGES, input_messages(ctx.request.messages))
         token = contexts.attach(trace.set_span_in_context(span))
@@ -276,7 +282,8 @@ class Telemetry:
         operation: Awaitable[tuple[Outcome[ToolResult], ToolContext]],
     ) -> tuple[Outcome[ToolResult], ToolContext]:
         """Await ``operation``, ``call`` under its hooks, inside its ``execute_tool`` span."""
-        span = self._tracer.start_span(
+        span = start(
+            self._tracer,
             f"execute_tool {call.name}",
             kind=SpanKind.INTERNAL,
             attributes={
