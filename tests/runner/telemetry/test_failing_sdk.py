@@ -16,7 +16,15 @@ from opentelemetry.trace.span import TraceState
 from opentelemetry.util.types import Attributes
 from typing_extensions import override
 
-from runner import Agent, InMemorySessions, Runner, RunResult, ScriptedModel, ToolCall
+from runner import (
+    Agent,
+    InMemorySessions,
+    ModelResponse,
+    Runner,
+    RunResult,
+    ScriptedModel,
+    ToolCall,
+)
 from tests.helpers.runs import calling
 
 Where = Literal["on_start", "on_end", "sampler"]
@@ -106,7 +114,10 @@ def test_a_raising_tracing_sdk_leaves_the_run_as_an_untraced_one(
         return "ok"
 
     def agent() -> Agent:
-        script = [calling(ToolCall("c1", "charge", {"amount": 5})), "charged"]
+        script: list[ModelResponse | str] = [
+            calling(ToolCall("c1", "charge", {"amount": 5})),
+            "charged",
+        ]
         return Agent("shop", ScriptedModel(script), tools=[charge])
 
     plain_store, traced_store = InMemorySessions(), InMemorySessions()
