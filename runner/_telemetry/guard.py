@@ -5,7 +5,7 @@ Telemetry observes; it never changes a run. A span processor or a sampler that r
 otherwise fail the run after its tools ran. Each span a run makes is started through
 ``start`` and wrapped: what the SDK raises is logged, once per run, and dropped, and
 the run finishes exactly as an untraced one would. A span that could not start is
-OpenTelemetry's invalid span (records nothing), wrapped the same way.
+OpenTelemetry's invalid span, which records nothing and raises nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +16,14 @@ from contextvars import ContextVar
 from typing import Any, Final, final
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanContext, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import (
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    Tracer,
+)
 from opentelemetry.util import types
 from typing_extensions import override
 
