@@ -207,14 +207,27 @@ class SQLiteSessionStore:
             )
 
     def load_paused(self, run_id: str, /) -> str | None:
-        """The paused run's state as saved, or ``None`` if there is none."""
+        """The paused run's state as saved, or ``None`` if there is none.
+
+        A state that is not UTF-8 text is a ``ValueError`` naming the run and the file.
+        """
         with self._lock:
             row = (
                 self._open()
-                .execute("SELECT state FROM paused WHERE run_id = ?", (run_id,))
+                .execute("SELECT CAST(state AS BLOB) FROM paused WHERE run_id = ?", (run_id,))
                 .fetchone()
             )
-        return None if row is None else str(row[0])
+        if row is None:
+            return None
+        try:
+            return bytes(row[0]).decode()
+        except UnicodeDecodeError as exc:
+            msg = (
+                f"paused run {run_id!r} in session store {self.path!r} is damaged: its state "
+                f"must be UTF-8 text, found {row[0]!r:.60} ({exc.reason}); the file was "
+                "changed outside hookline"
+            )
+            raise ValueError(msg) from None
 
     def delete_paused(self, run_id: str, /) -> None:
         """Forget a paused run's state; a missing one is not an error."""

@@ -379,6 +379,22 @@ def test_a_field_the_file_holds_damaged_is_refused_naming_session_and_file(
         fresh.load("u", "s")
 
 
+def test_a_paused_state_that_is_not_utf8_is_refused_naming_run_and_file(
+    store: SQLiteSessionStore,
+) -> None:
+    """A paused run's state that is not UTF-8 text fails ``load_paused`` naming the run and
+    the file; one that is text comes back as saved."""
+    store.save_paused("r1", "u", "s", '{"é": 1}')
+    assert store.load_paused("r1") == '{"é": 1}'
+    edit(store, "UPDATE paused SET state = CAST(X'7b22ff22' AS TEXT)")
+    expected = (
+        rf"^paused run 'r1' in session store {re.escape(repr(store.path))} is damaged: its "
+        r"state must be UTF-8 text, found b'\{\"\\xff\"' \(invalid start byte\)"
+    )
+    with pytest.raises(ValueError, match=expected):
+        store.load_paused("r1")
+
+
 def test_a_save_never_deletes_a_row_it_did_not_read(store: SQLiteSessionStore) -> None:
     """A row added by hand after the store read the session is not deleted by a save that
     replaces the last message: the save is refused and the file is left as it was."""
