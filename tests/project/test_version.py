@@ -68,8 +68,9 @@ def test_the_installed_metadata_is_its_trees_version() -> None:
     is that metadata: an install older than its ``pyproject.toml`` fails here."""
     installed = distribution("hookline")
     direct = installed.read_text("direct_url.json")
-    url = urlparse(json.loads(direct)["url"]) if direct else None
-    tree = Path(unquote(url.path)) if url is not None and url.scheme == "file" else ROOT
+    origin: dict[str, object] = json.loads(direct) if direct else {}
+    url = urlparse(str(origin.get("url", "")))
+    tree = Path(unquote(url.path)) if url.scheme == "file" else ROOT
     if not (tree / "pyproject.toml").is_file():  # installed from an archive: this tree
         tree = ROOT
     assert installed.version == project_version(tree), (
