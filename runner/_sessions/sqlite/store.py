@@ -155,7 +155,11 @@ class SQLiteSessionStore:
         return new
 
     def delete(self, user_id: str, session_id: str, /) -> None:
-        """Forget the session, its state and its paused runs; a missing one is not an error."""
+        """Forget the session, its state and its paused runs; a missing one is not an error.
+
+        A session the file holds damaged is forgotten too: deleting it is the way to
+        start it again.
+        """
         key = (user_id, session_id)
         with self._lock:
             db = self._open()
@@ -163,12 +167,16 @@ class SQLiteSessionStore:
             db.execute("BEGIN IMMEDIATE")
             try:
                 row = db.execute(f"SELECT version FROM sessions WHERE {KEY}", key).fetchone()
+                # Message rows without a session's row are damage: forgotten with it.
+                db.execute(f"DELETE FROM messages WHERE {KEY}", key)
                 if row is not None:
-                    for table in ("sessions", "messages", "paused"):
+                    for table in ("sessions", "paused"):
                         db.execute(f"DELETE FROM {table} WHERE {KEY}", key)
-                    db.execute(
-                        "UPDATE meta SET value = max(value, ?) WHERE name = 'forgotten'", (row[0],)
-                    )
+                    if type(row[0]) is int:  # a damaged version was never handed to a run
+                        db.execute(
+                            "UPDATE meta SET value = max(value, ?) WHERE name = 'forgotten'",
+                            (row[0],),
+                        )
             except BaseException:
                 if db.in_transaction:  # else SQLite rolled back itself (interrupt, disk full)
                     db.execute("ROLLBACK")

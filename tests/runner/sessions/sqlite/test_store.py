@@ -439,6 +439,54 @@ def test_a_session_whose_length_changed_under_its_version_is_read_again(
         store.load("u", "s")
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "DELETE FROM messages WHERE position = 1",
+        "UPDATE sessions SET version = 'abc'",
+        "DELETE FROM sessions",  # its message rows left behind
+    ],
+)
+def test_a_damaged_session_is_deleted_and_made_again(
+    store: SQLiteSessionStore, damage: str
+) -> None:
+    """``delete`` forgets a damaged session, its stray rows and all: the session starts
+    again (above the version it had, when that was intact), and other sessions keep
+    theirs."""
+    store.save("u", "s", history(3), version=0)
+    store.save("u", "s", history(4), version=1)
+    store.save("u", "other", history(2), version=0)
+    edit(
+        store,
+        f"{damage} AND session_id = 's'"
+        if "WHERE" in damage
+        else damage + " WHERE session_id = 's'",
+    )
+    with SQLiteSessionStore(store.path) as fresh:
+        fresh.delete("u", "s")
+        assert fresh.load("u", "s") == Session((), 0)
+        version = fresh.save("u", "s", turn("a", "b"), version=0)
+        assert fresh.load("u", "s") == Session(turn("a", "b"), version)
+        if "messages" in damage:  # the version was intact: the new one starts above it
+            assert version == 3
+        assert fresh.load("u", "other") == Session(history(2), 1)
+
+
+def test_a_forgotten_count_that_is_no_integer_is_refused_naming_the_file(
+    store: SQLiteSessionStore,
+) -> None:
+    """The file's count of forgotten versions, hand-edited to text: a new session's save is
+    refused naming the file and what it found, and nothing is written."""
+    edit(store, "UPDATE meta SET value = 'x' WHERE name = 'forgotten'")
+    expected = (
+        rf"^session store {re.escape(repr(store.path))} is damaged: meta 'forgotten' must be "
+        r"an integer, found str 'x'$"
+    )
+    with pytest.raises(ValueError, match=expected):
+        store.save("u", "s", turn("a", "b"), version=0)
+    assert rows(store) == []
+
+
 def test_a_run_on_a_damaged_session_fails_and_writes_nothing(
     store: SQLiteSessionStore, mode: Mode
 ) -> None:
