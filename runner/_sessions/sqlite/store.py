@@ -1,18 +1,20 @@
 """``SQLiteSessionStore``: sessions in one SQLite file, shared by runners and processes.
 
 Everything a ``SessionStore`` keeps -- messages (one row each, JSON), session-scoped
-state, leases and paused runs -- lives in one file (``_sqlite_schema`` gives its
-layout). Several runners, threads and processes may use one file at once: each save
-is a compare-and-set inside a ``BEGIN IMMEDIATE`` transaction, a lease is one atomic
-upsert, and WAL mode lets reads go on while one process writes.
+state, leases and paused runs -- lives in one file (``schema`` gives its layout,
+``rows`` how a session maps to rows and what a read checks). Several runners, threads
+and processes may use one file at once: each save is a compare-and-set inside a
+``BEGIN IMMEDIATE`` transaction, a lease is one atomic upsert, and WAL mode lets reads
+go on while one process writes. A session the file holds damaged is refused, never
+read short.
 
 A turn costs the same at 10,000 messages as at none. The store keeps, per session,
 the transcript it last loaded or saved and the version that goes with it (a version
 is never reused, so the pair names what the file holds). ``load`` asks the file for
-the version only and, when it has not moved, hands the kept transcript back; ``save``
-writes only the messages after the longest prefix it shares with the kept one (found
-at once for a transcript the run grew from it, or cut, or forked) -- an append per
-turn, not a rewrite of the history.
+the session's row only and, when its version and length have not moved, hands the
+kept transcript back; ``save`` writes only the messages after the longest prefix it
+shares with the kept one (found at once for a transcript the run grew from it, or
+cut, or forked) -- an append per turn, not a rewrite of the history.
 """
 
 from __future__ import annotations
