@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Final, final
@@ -251,13 +250,16 @@ class Runner:
         steps = trampoline(lambda: run.run(self.agent, message), channel, outcome)
         try:
             yield RunStartedEvent(
-                run_id=run.id, session_id=run.session_id, agent=self.agent.name, time=time.time()
+                run_id=run.id,
+                session_id=run.session_id,
+                agent=self.agent.name,
+                time=run.settings.engine.now(),
             )
             async for items in steps:
                 for item in items:
                     yield item
             assert outcome.value is not None  # the run returned: its result is there
-            yield RunFinishedEvent(result=outcome.value, time=time.time())
+            yield RunFinishedEvent(result=outcome.value, time=run.settings.engine.now())
         finally:
             try:
                 await steps.aclose()  # an unfinished run is cancelled and driven to its end

@@ -1,10 +1,15 @@
 """How a run executes its attempts and reads the world: the ``Engine`` seam.
 
 Everything a run does that is not deterministic goes through its engine: the model
-and tool attempts, the clock its records are stamped with, the ids it makes, the wait
-before a retry and the sleep itself. The loop hands the engine plain inputs: where an
-attempt runs (the agent's branch, the tool call) and the attempt itself, a coroutine
-function the loop made (``runner._run.attempts``); a number of seconds to wait.
+and tool attempts, the clock its records are stamped with (every event of a result,
+a ``HookEvent``'s ``time``, a stream's first and last events), the ids it makes, the
+wait before a retry and the sleep itself. Two clocks stay outside, as nothing recorded
+or decided depends on them: a ``HookEvent``'s ``duration``, measured with
+``time.perf_counter`` in this execution, and the session lease, held in real time
+against other processes (``runner._sessions.leases``). The loop hands the engine
+plain inputs: where an attempt runs (the agent's branch, the tool call) and the attempt
+itself, a coroutine function the loop made (``runner._run.attempts``); a number of
+seconds to wait.
 
 ``IN_PROCESS``, the default, runs each attempt here and now and reads the wall clock
 and ``secrets``; since that is all its ``model`` and ``tool`` do, the loop runs the

@@ -12,7 +12,6 @@ guards.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Coroutine
 from time import perf_counter
 from typing import Any, Final, TypeVar, final, overload
@@ -60,6 +59,8 @@ __all__ = ["Plan"]
 _recording: Final = RECORDING.get  # whether the turn under way in this context records
 
 logger: Final = logging.getLogger("runner")
+
+_UNOBSERVED: Final = (0.0, 0.0)  # a wrap's start when nobody observes it: never read
 
 C = TypeVar("C")
 T = TypeVar("T")
@@ -128,7 +129,7 @@ class Plan:
             if awaits:
                 return await arun_before(self.compiled, point, ctx, policy=self.policy)
             return run_before(self.compiled, point, ctx, policy=self.policy)
-        trace, start = Trace(), perf_counter()
+        trace, start = Trace(), self._began()
         try:
             if awaits:
                 result = await arun_before(
@@ -149,7 +150,7 @@ class Plan:
             if awaits:
                 return await arun_after(self.compiled, point, outcome, ctx, policy=self.policy)
             return run_after(self.compiled, point, outcome, ctx, policy=self.policy)
-        trace, start = Trace(), perf_counter()
+        trace, start = Trace(), self._began()
         try:
             if awaits:
                 result = await arun_after(
@@ -175,7 +176,7 @@ class Plan:
             if awaits:
                 return await arun_on_error(self.compiled, point, failure, ctx, policy=self.policy)
             return run_on_error(self.compiled, point, failure, ctx, policy=self.policy)
-        trace, start = Trace(), perf_counter()
+        trace, start = Trace(), self._began()
         try:
             if awaits:
                 result = await arun_on_error(
@@ -208,7 +209,7 @@ class Plan:
         carried = Carrier(operation)
         traced = self.tracer is not None and _recording()
         trace = Trace() if self.observers or traced else None
-        start = perf_counter()
+        start = _UNOBSERVED if trace is None else self._began()
         try:
             if self.is_async:
                 result = await arun_wrap(
@@ -232,10 +233,16 @@ class Plan:
             return result
         raise error  # outside the except block: no "during handling" chain to the carrier
 
+    def _began(self) -> tuple[float, float]:
+        """When an observed dispatch starts: the engine's clock, which a ``HookEvent`` carries
+        (a durable run's recorded time, the same on replay), and ``perf_counter`` for its
+        ``duration``, a measure of this execution only."""
+        return self.clock(), perf_counter()
+
     async def _observe(
         self,
         point: str,
-        start: float,
+        start: tuple[float, float],
         trace: Trace,
         ctx: object,
         *,
@@ -243,7 +250,8 @@ class Plan:
         error: BaseException | None,
         result: object = None,
     ) -> None:
-        duration = perf_counter() - start
+        at, began = start
+        duration = perf_counter() - began
         if self.tracer is not None and _recording():
             self.tracer.hook(point, outcome, trace, ctx=ctx, error=error, result=result)
         if not self.observers:
@@ -259,7 +267,7 @@ class Plan:
             call_id=None if call is None else call.id,
             error=error,
             attempt=getattr(ctx, "attempt", 1),
-            time=time.time() - duration,
+            time=at,
             callback=trace.description,
             run_id=self.invocation.id,
         )

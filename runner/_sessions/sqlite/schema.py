@@ -56,9 +56,14 @@ def open_database(path: str | os.PathLike[str], *, timeout: float) -> sqlite3.Co
     """A connection to the store at ``path``, made if new, in WAL mode, schema checked.
 
     ``timeout`` is how long a statement waits for another connection's lock. The
-    connection is in autocommit mode: the store opens each transaction itself.
+    connection is in autocommit mode: the store opens each transaction itself. A file
+    SQLite cannot open or read raises SQLite's error, of its class and with its codes,
+    its message naming the file.
     """
-    db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    try:
+        db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    except sqlite3.DatabaseError as exc:  # a folder that is missing, a file not readable
+        raise _naming(path, exc) from exc
     try:
         # WAL: readers never wait for the writer. NORMAL: a commit does not wait for the
         # disk; a crashed process loses nothing committed (a power cut may lose the last).
@@ -74,12 +79,20 @@ def open_database(path: str | os.PathLike[str], *, timeout: float) -> sqlite3.Co
         db.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
         db.close()
-        exc.add_note(f"while opening the session store {os.fspath(path)!r}")
-        raise
+        raise _naming(path, exc) from exc
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _naming(path: str | os.PathLike[str], error: sqlite3.DatabaseError) -> sqlite3.DatabaseError:
+    """``error`` again, of its class and with its SQLite codes, its message naming the file."""
+    named = type(error)(f"cannot open the session store {os.fspath(path)!r}: {error}")
+    for code in ("sqlite_errorcode", "sqlite_errorname"):  # absent on one Python raised
+        if hasattr(error, code):
+            setattr(named, code, getattr(error, code))
+    return named
 
 
 def _into_wal(db: sqlite3.Connection, timeout: float) -> None:

@@ -1,18 +1,20 @@
 """``SQLiteSessionStore``: sessions in one SQLite file, shared by runners and processes.
 
 Everything a ``SessionStore`` keeps -- messages (one row each, JSON), session-scoped
-state, leases and paused runs -- lives in one file (``_sqlite_schema`` gives its
-layout). Several runners, threads and processes may use one file at once: each save
-is a compare-and-set inside a ``BEGIN IMMEDIATE`` transaction, a lease is one atomic
-upsert, and WAL mode lets reads go on while one process writes.
+state, leases and paused runs -- lives in one file (``schema`` gives its layout,
+``rows`` how a session maps to rows and what a read checks). Several runners, threads
+and processes may use one file at once: each save is a compare-and-set inside a
+``BEGIN IMMEDIATE`` transaction, a lease is one atomic upsert, and WAL mode lets reads
+go on while one process writes. A session the file holds damaged is refused, never
+read short.
 
 A turn costs the same at 10,000 messages as at none. The store keeps, per session,
 the transcript it last loaded or saved and the version that goes with it (a version
 is never reused, so the pair names what the file holds). ``load`` asks the file for
-the version only and, when it has not moved, hands the kept transcript back; ``save``
-writes only the messages after the longest prefix it shares with the kept one (found
-at once for a transcript the run grew from it, or cut, or forked) -- an append per
-turn, not a rewrite of the history.
+the session's row only and, when its version and length have not moved, hands the
+kept transcript back; ``save`` writes only the messages after the longest prefix it
+shares with the kept one (found at once for a transcript the run grew from it, or
+cut, or forked) -- an append per turn, not a rewrite of the history.
 """
 
 from __future__ import annotations
@@ -28,9 +30,20 @@ from typing import Any, Final, final
 from hooks import Message
 from runner._checks import got, non_negative_float, positive_int
 from runner._errors import SessionBusy
-from runner._sessions.sqlite.rows import KEY, Changes, decoded, encoded, write
+from runner._sessions.sqlite.rows import (
+    KEY,
+    MESSAGES,
+    SESSION,
+    Changes,
+    Stored,
+    encoded,
+    messages_of,
+    session_row,
+    state_of,
+    write,
+)
 from runner._sessions.sqlite.schema import open_database
-from runner._sessions.store import Session, dump_state, load_state
+from runner._sessions.store import Session, dump_state
 from runner._sessions.transcript import Transcript
 
 __all__ = ["SQLiteSessionStore"]
@@ -77,20 +90,26 @@ class SQLiteSessionStore:
         self._lock: Final = threading.Lock()
 
     def load(self, user_id: str, session_id: str, /) -> Session:
-        """The session's messages, version and state; ``Session((), 0, {})`` for a new one."""
+        """The session's messages, version and state; ``Session((), 0, {})`` for a new one.
+
+        A session the file holds damaged (a message row missing or out of place, a field
+        that is not what hookline wrote) is refused with a ``ValueError`` naming the
+        session and the file.
+        """
         key = (user_id, session_id)
         with self._lock:
             db = self._open()
-            row = db.execute(f"SELECT version, state FROM sessions WHERE {KEY}", key).fetchone()
+            row = db.execute(SESSION, key).fetchone()
             if row is None:
                 return Session(Transcript(), 0)
+            stored = session_row(key, self.path, row)
             cached = self._cache.get(key)
-            if cached is not None and cached[0] == row[0]:
+            if cached is not None and (cached[0], len(cached[1])) == stored[:2]:
                 self._cache.move_to_end(key)
                 messages = cached[1]
             else:
-                row, messages = self._read(db, key)
-        return Session(messages, row[0], load_state(row[1]))
+                stored, messages = self._read(db, key)
+        return Session(messages, stored.version, state_of(key, self.path, stored.state))
 
     def save(
         self,
@@ -104,7 +123,9 @@ class SQLiteSessionStore:
     ) -> int:
         """Store ``messages`` (and ``state``) if the session is still at ``version``.
 
-        Writes the messages after the longest prefix the session holds already.
+        Writes the messages after the longest prefix the session holds already, and
+        deletes only rows the store read: a session changed outside hookline since (a
+        row missing or added) is refused with the ``ValueError`` ``load`` gives.
         """
         stored = messages if isinstance(messages, Transcript) else Transcript(messages)
         text = None if state is None else dump_state(state)
@@ -112,11 +133,18 @@ class SQLiteSessionStore:
         with self._lock:
             db = self._open()
             cached = self._cache.get(key)
-            kept = cached[1].common_prefix(stored) if cached and cached[0] == version else 0
-            changes = Changes(len(stored), kept, encoded(key, stored, kept), text)
+            read = cached[1] if cached and cached[0] == version else None
+            kept = 0 if read is None else read.common_prefix(stored)
+            changes = Changes(
+                len(stored),
+                kept,
+                encoded(key, stored, kept),
+                text,
+                None if read is None else len(read),
+            )
             db.execute("BEGIN IMMEDIATE")
             try:
-                new = write(db, key, version, changes)
+                new = write(db, key, self.path, version, changes)
             except BaseException:
                 if db.in_transaction:  # else SQLite rolled back itself (interrupt, disk full)
                     db.execute("ROLLBACK")
@@ -129,7 +157,11 @@ class SQLiteSessionStore:
         return new
 
     def delete(self, user_id: str, session_id: str, /) -> None:
-        """Forget the session, its state and its paused runs; a missing one is not an error."""
+        """Forget the session, its state and its paused runs; a missing one is not an error.
+
+        A session the file holds damaged is forgotten too: deleting it is the way to
+        start it again.
+        """
         key = (user_id, session_id)
         with self._lock:
             db = self._open()
@@ -137,12 +169,16 @@ class SQLiteSessionStore:
             db.execute("BEGIN IMMEDIATE")
             try:
                 row = db.execute(f"SELECT version FROM sessions WHERE {KEY}", key).fetchone()
+                # Message rows without a session's row are damage: forgotten with it.
+                db.execute(f"DELETE FROM messages WHERE {KEY}", key)
                 if row is not None:
-                    for table in ("sessions", "messages", "paused"):
+                    for table in ("sessions", "paused"):
                         db.execute(f"DELETE FROM {table} WHERE {KEY}", key)
-                    db.execute(
-                        "UPDATE meta SET value = max(value, ?) WHERE name = 'forgotten'", (row[0],)
-                    )
+                    if type(row[0]) is int:  # a damaged version was never handed to a run
+                        db.execute(
+                            "UPDATE meta SET value = max(value, ?) WHERE name = 'forgotten'",
+                            (row[0],),
+                        )
             except BaseException:
                 if db.in_transaction:  # else SQLite rolled back itself (interrupt, disk full)
                     db.execute("ROLLBACK")
@@ -181,14 +217,27 @@ class SQLiteSessionStore:
             )
 
     def load_paused(self, run_id: str, /) -> str | None:
-        """The paused run's state as saved, or ``None`` if there is none."""
+        """The paused run's state as saved, or ``None`` if there is none.
+
+        A state that is not UTF-8 text is a ``ValueError`` naming the run and the file.
+        """
         with self._lock:
             row = (
                 self._open()
-                .execute("SELECT state FROM paused WHERE run_id = ?", (run_id,))
+                .execute("SELECT CAST(state AS BLOB) FROM paused WHERE run_id = ?", (run_id,))
                 .fetchone()
             )
-        return None if row is None else str(row[0])
+        if row is None:
+            return None
+        try:
+            return bytes(row[0]).decode()
+        except UnicodeDecodeError as exc:
+            msg = (
+                f"paused run {run_id!r} in session store {self.path!r} is damaged: its state "
+                f"must be UTF-8 text, found {row[0]!r:.60} ({exc.reason}); the file was "
+                "changed outside hookline"
+            )
+            raise ValueError(msg) from None
 
     def delete_paused(self, run_id: str, /) -> None:
         """Forget a paused run's state; a missing one is not an error."""
@@ -223,21 +272,21 @@ class SQLiteSessionStore:
             raise RuntimeError(msg)
         return self._db
 
-    def _read(self, db: sqlite3.Connection, key: tuple[str, str]) -> tuple[Any, Transcript]:
-        """The session's row and its messages, read in one transaction; kept for next time."""
+    def _read(self, db: sqlite3.Connection, key: tuple[str, str]) -> tuple[Stored, Transcript]:
+        """The session's row and its messages, read in one transaction and checked; kept
+        for next time."""
         db.execute("BEGIN")  # one snapshot: the row and the messages of one version
         try:
-            row = db.execute(f"SELECT version, state FROM sessions WHERE {KEY}", key).fetchone()
-            bodies = db.execute(
-                f"SELECT position, body FROM messages WHERE {KEY} ORDER BY position", key
-            ).fetchall()
+            row = db.execute(SESSION, key).fetchone()
+            bodies = db.execute(MESSAGES, key).fetchall()
         finally:
             if db.in_transaction:  # else SQLite ended it itself on an error
                 db.execute("COMMIT")
         if row is None:  # deleted between the two looks
-            return (0, "{}"), Transcript()
-        messages = Transcript(decoded(key, position, body) for position, body in bodies)
-        self._cache[key] = (row[0], messages)
+            return Stored(0, 0, "{}"), Transcript()
+        stored = session_row(key, self.path, row)
+        messages = messages_of(key, self.path, stored.length, bodies)
+        self._cache[key] = (stored.version, messages)
         if len(self._cache) > self._cache_sessions:
             self._cache.popitem(last=False)
-        return row, messages
+        return stored, messages

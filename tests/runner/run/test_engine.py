@@ -4,21 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Awaitable, Callable, Sequence
+
+import pytest
 
 from hooks import DispatchPolicy, ErrorResult, Failure, ModelResponse, OnToolError, Outcome, Retry
 from runner import (
     Agent,
+    HookEvent,
     Message,
     RetryEvent,
     RetryPolicy,
+    RunFinishedEvent,
+    Runner,
     RunResult,
+    RunStartedEvent,
     ScriptedModel,
     ToolCall,
     ToolContext,
     ToolResult,
 )
 from runner._run.drive import complete
-from runner._run.engine import Engine, ModelAttempt, ToolAttempt
+from runner._run.engine import Engine, InProcess, ModelAttempt, ToolAttempt
 from runner._run.launch import Launcher
 from tests.helpers.runs import Mode, calling
 
@@ -73,8 +80,9 @@ class RetryOnce(OnToolError):
         return Retry(ctx) if ctx.attempt == 1 else failure
 
 
-def run_on(engine: Engine, agent: Agent, mode: Mode) -> RunResult:
-    """One run of ``agent`` with ``engine``, through the launch path every runner takes."""
+def run_on(engine: Engine, agent: Agent, mode: Mode, callbacks: Sequence[object] = ()) -> RunResult:
+    """One run of ``agent`` with ``engine`` (and the per-run ``callbacks``), through the
+    launch path every runner takes."""
     launcher = Launcher.checked(
         agent,
         kind="Runner",
@@ -88,7 +96,7 @@ def run_on(engine: Engine, agent: Agent, mode: Mode) -> RunResult:
         session_lease=60.0,
     )
     message = Message("user", "go")
-    run = launcher.start(message, "user", None, (), is_async=mode == "async", engine=engine)
+    run = launcher.start(message, "user", None, callbacks, is_async=mode == "async", engine=engine)
     try:
         coro = run.run(agent, message)
         return complete(coro) if mode == "sync" else asyncio.run(coro)
@@ -150,3 +158,71 @@ def test_an_ordered_engine_runs_one_response_s_tool_calls_one_by_one() -> None:
 
     assert overlapping(ordered=False) == ["first starts", "second", "first ends"]
     assert overlapping(ordered=True) == ["first starts", "first ends", "second"]
+
+
+class Observer:
+    """Keeps every ``HookEvent`` it is told."""
+
+    def __init__(self) -> None:
+        self.events: list[HookEvent] = []
+
+    def on_event(self, event: HookEvent, /) -> None:
+        """Keep ``event``."""
+        self.events.append(event)
+
+
+def test_observers_are_told_the_engines_time(mode: Mode) -> None:
+    """A ``HookEvent``'s ``time`` is the engine's clock when its dispatch started (a durable
+    run's recorded time, the same on replay), never the wall clock read beside it; its
+    ``duration`` is measured."""
+    model = ScriptedModel([calling(ToolCall("c1", "add", {"a": 1, "b": 2})), "3"])
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    class Passing:
+        def wrap_tool(
+            self, ctx: ToolContext, call_next: Callable[[ToolContext], Outcome[ToolResult]], /
+        ) -> Outcome[ToolResult]:
+            return call_next(ctx)
+
+    class AsyncPassing:
+        async def wrap_tool(
+            self,
+            ctx: ToolContext,
+            call_next: Callable[[ToolContext], Awaitable[Outcome[ToolResult]]],
+            /,
+        ) -> Outcome[ToolResult]:
+            return await call_next(ctx)
+
+    engine, observer = Logged(), Observer()
+    wrap = Passing() if mode == "sync" else AsyncPassing()
+    result = run_on(engine, Agent("seam", model, tools=[add]), mode, [wrap, observer])
+    ticks = next(engine.ticks)  # how many the run read: 100 .. ticks - 1
+    assert {e.point for e in observer.events} >= {"before_model", "before_tool", "wrap_tool"}
+    hook_times = [event.time for event in observer.events]
+    record_times = [event.time for event in result.events]
+    assert all(t in range(100, ticks) for t in hook_times), hook_times
+    assert sorted({*hook_times, *record_times}) == [float(t) for t in range(100, ticks)]
+    assert all(event.duration >= 0 for event in observer.events)
+
+
+def test_a_streamed_run_is_stamped_by_its_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``RunStartedEvent``, ``RunFinishedEvent``, every record and every ``HookEvent`` of a
+    streamed run carry the engine's clock: here the in-process engine's, stopped at 42."""
+    monkeypatch.setattr(InProcess, "now", staticmethod(lambda: 42.0))
+    observer = Observer()
+
+    async def streamed() -> list[object]:
+        with Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner:
+            return [event async for event in runner.stream("hi", callbacks=[observer])]
+
+    events = asyncio.run(streamed())
+    started, finished = events[0], events[-1]
+    assert isinstance(started, RunStartedEvent)
+    assert isinstance(finished, RunFinishedEvent)
+    assert (started.time, finished.time) == (42.0, 42.0)
+    assert {event.time for event in finished.result.events} == {42.0}
+    assert observer.events
+    assert {event.time for event in observer.events} == {42.0}

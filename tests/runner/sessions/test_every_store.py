@@ -4,7 +4,8 @@ Each test runs once per store (the ``store`` fixture) and checks the contract in
 module docstring of ``runner._sessions.store``: snapshots and versions, compare-and-set
 saves, delete, session-scoped state, leases and paused runs; then runners sharing a
 store, and session-scoped ``StateKey`` values carried from run to run. What only the
-SQLite store promises (one file, several processes) is in ``test_runner_sqlite``.
+SQLite store promises (one file, several processes, a damaged file refused) is in
+``tests/runner/sessions/sqlite/test_store.py``.
 """
 
 from __future__ import annotations
@@ -237,6 +238,36 @@ def test_a_save_may_replace_or_drop_the_last_messages(store: SessionStore) -> No
     replaced = cut.prefix(2).append(Message("user", "e"))
     store.save("u", "s", replaced, version=version)
     assert tuple(store.load("u", "s").messages) == (*turn("a", "b"), Message("user", "e"))
+
+
+def test_every_shape_of_save_loads_back_exactly_what_was_saved(store: SessionStore) -> None:
+    """Saves that grow, cut, fork mid-way, start over from a plain list and empty the
+    session: each load gives exactly the messages of the save before it, no row lost or
+    left behind."""
+    base = tuple(turn(f"q{n}", f"a{n}")[n % 2] for n in range(8))
+    shapes: list[tuple[Message, ...]] = [
+        base,
+        (*base, *turn("more", "yes")),
+        base[:3],
+        (*base[:2], Message("user", "forked"), *base[3:6]),
+        tuple(turn("fresh", "start")),
+        (),
+        base[:5],
+    ]
+    version = 0
+    for shape in shapes:
+        loaded = store.load("u", "s")
+        assert loaded.version == version
+        messages = loaded.messages
+        assert isinstance(messages, Transcript)
+        grown = messages.prefix(messages.common_prefix(shape)).extend(
+            shape[messages.common_prefix(shape) :]
+        )
+        version = store.save("u", "s", grown, version=version)
+        assert tuple(store.load("u", "s").messages) == shape
+        if isinstance(store, SQLiteSessionStore):  # and as the file holds it
+            with SQLiteSessionStore(store.path) as fresh:
+                assert tuple(fresh.load("u", "s").messages) == shape
 
 
 # -- session-scoped state ---------------------------------------------------------------

@@ -14,6 +14,7 @@ store sends to SQLite on purpose, on the connection it opened (caught as
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -171,7 +172,9 @@ def test_a_file_that_is_no_database_is_refused_naming_it(path: Path) -> None:
     path.write_text("not a database, " * 100)
     with pytest.raises(sqlite3.DatabaseError) as caught:
         SQLiteSessionStore(path)
-    assert f"while opening the session store '{path}'" in (caught.value.__notes__ or [])
+    assert (
+        str(caught.value) == f"cannot open the session store {str(path)!r}: file is not a database"
+    )
 
 
 class LockedAtFirst:
@@ -239,13 +242,276 @@ def test_another_error_going_into_wal_mode_is_not_retried() -> None:
 
 
 def test_a_bad_message_in_the_file_is_named_when_loaded(store: SQLiteSessionStore) -> None:
-    """A hand-edited message that is no message fails the load naming the session and field."""
+    """A hand-edited message that is no message fails the load naming the session, the file
+    and the field."""
     store.save("u", "s", turn("a", "b"), version=0)
     with sqlite3.connect(store.path) as other:
         other.execute('UPDATE messages SET body = \'{"role": "robot", "content": ""}\'')
-    bad = r"^session 's' of user 'u' holds a bad message: messages\[0\]\.role must be one of"
+    bad = (
+        rf"^session 's' of user 'u' in session store {re.escape(repr(store.path))} holds a bad "
+        r"message: messages\[0\]\.role must be one of"
+    )
     with SQLiteSessionStore(store.path) as fresh, pytest.raises(ValueError, match=bad):
         fresh.load("u", "s")
+
+
+# -- a damaged file is refused, never read short ----------------------------------------
+
+
+def damaged(store: SQLiteSessionStore) -> str:
+    """The start of the error for session ``s`` of user ``u`` in ``store``'s file, as a regex."""
+    return rf"^session 's' of user 'u' in session store {re.escape(repr(store.path))} is damaged: "
+
+
+def edit(store: SQLiteSessionStore, *statements: str) -> None:
+    """Change ``store``'s file by hand, from another connection, as a user or a bad disk might."""
+    with sqlite3.connect(store.path) as other:
+        for statement in statements:
+            other.execute(statement)
+
+
+def rows(store: SQLiteSessionStore) -> list[tuple[object, ...]]:
+    """Every message row of ``store``'s file, by position."""
+    with sqlite3.connect(store.path) as other:
+        return other.execute("SELECT position, body FROM messages ORDER BY position").fetchall()
+
+
+def test_a_session_with_a_row_missing_is_refused_naming_it_and_the_file(
+    store: SQLiteSessionStore,
+) -> None:
+    """Row 3 of 10 deleted: the load refuses the session instead of returning nine messages,
+    and the next save deletes nothing (the intact last answer stays)."""
+    store.save("u", "s", history(10), version=0)
+    edit(store, "DELETE FROM messages WHERE position = 3")
+    before = rows(store)
+    with SQLiteSessionStore(store.path) as fresh:
+        with pytest.raises(
+            ValueError,
+            match=damaged(store) + r"it holds 10 messages, at "
+            r"positions 0 to 9, but message 3 is missing \(found position 4 ",
+        ):
+            fresh.load("u", "s")
+        short = (*history(10)[:3], *history(10)[4:], *turn("q", "a"))
+        with pytest.raises(ValueError, match=damaged(store) + "it holds 10 messages, so 10 "):
+            fresh.save("u", "s", short, version=1)
+    assert rows(store) == before
+
+
+def test_a_session_with_a_row_too_many_or_the_last_missing_is_refused(
+    store: SQLiteSessionStore,
+) -> None:
+    """The rows must be exactly as many as the session's row counts: one short at the end or
+    one past the end are refused too."""
+    store.save("u", "s", history(4), version=0)
+    edit(store, "DELETE FROM messages WHERE position = 3")
+    with (
+        SQLiteSessionStore(store.path) as fresh,
+        pytest.raises(
+            ValueError, match=damaged(store) + r".*has 3 message rows \(message 3 is missing\)"
+        ),
+    ):
+        fresh.load("u", "s")
+    edit(
+        store,
+        "INSERT INTO messages SELECT user_id, session_id, 3, body FROM messages WHERE position = 1",
+        "INSERT INTO messages SELECT user_id, session_id, 4, body FROM messages WHERE position = 0",
+    )
+    with (
+        SQLiteSessionStore(store.path) as fresh,
+        pytest.raises(
+            ValueError,
+            match=damaged(store) + "it holds 4 messages, but the file has 5 message rows",
+        ),
+    ):
+        fresh.load("u", "s")
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (
+            "UPDATE sessions SET version = 'abc'",
+            "its version must be an integer >= 1, found str 'abc'",
+        ),
+        (
+            "UPDATE sessions SET version = 1.5",
+            "its version must be an integer >= 1, found float 1.5",
+        ),
+        ("UPDATE sessions SET length = 'x'", "its length must be an integer >= 0, found str 'x'"),
+        (
+            "UPDATE sessions SET state = 'not json'",
+            "its state must be a JSON object, found 'not json'",
+        ),
+        ("UPDATE sessions SET state = '[1, 2]'", "its state must be a JSON object, found list"),
+        (
+            "UPDATE sessions SET state = X'ff00'",
+            r"its state must be UTF-8 text, found b'\\xff\\x00' \(invalid start byte\)",
+        ),
+        ("UPDATE sessions SET state = CAST(X'7b22e9223a317d' AS TEXT)", "its state must be UTF-8"),
+        (
+            "UPDATE messages SET body = X'ff' WHERE position = 1",
+            r"messages\[1\] must be UTF-8 text, found b'\\xff'",
+        ),
+        (
+            "UPDATE messages SET body = 'not json' WHERE position = 1",
+            r"holds a bad message: messages\[1\] is not JSON",
+        ),
+        (
+            "UPDATE messages SET body = '[' || replace(hex(zeroblob(5000)), '00', '[') "
+            "WHERE position = 1",
+            r"holds a bad message: messages\[1\] is not JSON",
+        ),
+        (
+            "UPDATE messages SET position = 'one' WHERE position = 1",
+            r"message 1 is missing \(found position 'one' in its place\)",
+        ),
+    ],
+)
+def test_a_field_the_file_holds_damaged_is_refused_naming_session_and_file(
+    store: SQLiteSessionStore, change: str, words: str
+) -> None:
+    """Each field hookline did not write as it reads it fails the load with a ``ValueError``
+    naming the session, the file, what was expected and what was found."""
+    store.save("u", "s", turn("a", "b"), version=0, state={"n": 1})
+    edit(store, change)
+    expected = rf"^session 's' of user 'u' in session store {re.escape(repr(store.path))} .*{words}"
+    with SQLiteSessionStore(store.path) as fresh, pytest.raises(ValueError, match=expected):
+        fresh.load("u", "s")
+
+
+def test_a_paused_state_that_is_not_utf8_is_refused_naming_run_and_file(
+    store: SQLiteSessionStore,
+) -> None:
+    """A paused run's state that is not UTF-8 text fails ``load_paused`` naming the run and
+    the file; one that is text comes back as saved."""
+    store.save_paused("r1", "u", "s", '{"é": 1}')
+    assert store.load_paused("r1") == '{"é": 1}'
+    edit(store, "UPDATE paused SET state = CAST(X'7b22ff22' AS TEXT)")
+    expected = (
+        rf"^paused run 'r1' in session store {re.escape(repr(store.path))} is damaged: its "
+        r"state must be UTF-8 text, found b'\{\"\\xff\"' \(invalid start byte\)"
+    )
+    with pytest.raises(ValueError, match=expected):
+        store.load_paused("r1")
+
+
+def test_a_save_never_deletes_a_row_it_did_not_read(store: SQLiteSessionStore) -> None:
+    """A row added by hand after the store read the session is not deleted by a save that
+    replaces the last message: the save is refused and the file is left as it was."""
+    store.save("u", "s", history(4), version=0)
+    loaded = store.load("u", "s")
+    assert isinstance(loaded.messages, Transcript)
+    edit(store, 'INSERT INTO messages VALUES (\'u\', \'s\', 4, \'{"role":"user","content":"x"}\')')
+    before = rows(store)
+    replaced = loaded.messages.prefix(3).append(Message("assistant", "replaced"))
+    with pytest.raises(ValueError, match=damaged(store) + r"it holds 4 messages, so 1 message"):
+        store.save("u", "s", replaced, version=loaded.version)
+    assert rows(store) == before
+
+
+def test_a_session_whose_length_changed_under_its_version_is_refused_on_save(
+    store: SQLiteSessionStore,
+) -> None:
+    """A session's row counted again by hand at the same version: the store's save is refused,
+    as the file no longer holds what the store read."""
+    store.save("u", "s", history(4), version=0)
+    loaded = store.load("u", "s")
+    assert isinstance(loaded.messages, Transcript)
+    edit(
+        store,
+        "UPDATE sessions SET length = 5",
+        'INSERT INTO messages VALUES (\'u\', \'s\', 4, \'{"role":"user","content":"x"}\')',
+    )
+    before = rows(store)
+    with pytest.raises(ValueError, match=damaged(store) + "it holds 5 messages, but 4 were read"):
+        store.save("u", "s", loaded.messages.extend(turn("q", "a")), version=loaded.version)
+    assert rows(store) == before
+
+
+def test_a_session_whose_length_changed_under_its_version_is_read_again(
+    store: SQLiteSessionStore,
+) -> None:
+    """A kept transcript is handed back only if the file still counts as many messages."""
+    store.save("u", "s", history(4), version=0)
+    store.load("u", "s")
+    edit(store, "UPDATE sessions SET length = 5")
+    with pytest.raises(ValueError, match=damaged(store) + r".*\(message 4 is missing\)"):
+        store.load("u", "s")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "DELETE FROM messages WHERE position = 1",
+        "UPDATE sessions SET version = 'abc'",
+        "DELETE FROM sessions",  # its message rows left behind
+    ],
+)
+def test_a_damaged_session_is_deleted_and_made_again(
+    store: SQLiteSessionStore, damage: str
+) -> None:
+    """``delete`` forgets a damaged session, its stray rows and all: the session starts
+    again (above the version it had, when that was intact), and other sessions keep
+    theirs."""
+    store.save("u", "s", history(3), version=0)
+    store.save("u", "s", history(4), version=1)
+    store.save("u", "other", history(2), version=0)
+    edit(
+        store,
+        f"{damage} AND session_id = 's'"
+        if "WHERE" in damage
+        else damage + " WHERE session_id = 's'",
+    )
+    with SQLiteSessionStore(store.path) as fresh:
+        fresh.delete("u", "s")
+        assert fresh.load("u", "s") == Session((), 0)
+        version = fresh.save("u", "s", turn("a", "b"), version=0)
+        assert fresh.load("u", "s") == Session(turn("a", "b"), version)
+        if "messages" in damage:  # the version was intact: the new one starts above it
+            assert version == 3
+        assert fresh.load("u", "other") == Session(history(2), 1)
+
+
+def test_a_forgotten_count_that_is_no_integer_is_refused_naming_the_file(
+    store: SQLiteSessionStore,
+) -> None:
+    """The file's count of forgotten versions, hand-edited to text: a new session's save is
+    refused naming the file and what it found, and nothing is written."""
+    edit(store, "UPDATE meta SET value = 'x' WHERE name = 'forgotten'")
+    expected = (
+        rf"^session store {re.escape(repr(store.path))} is damaged: meta 'forgotten' must be "
+        r"an integer, found str 'x'$"
+    )
+    with pytest.raises(ValueError, match=expected):
+        store.save("u", "s", turn("a", "b"), version=0)
+    assert rows(store) == []
+
+
+def test_a_run_on_a_damaged_session_fails_and_writes_nothing(
+    store: SQLiteSessionStore, mode: Mode
+) -> None:
+    """A run on a session the file holds damaged fails with the load's error, saves nothing and
+    leaves the session free for the next run."""
+    store.save("u", "s", history(10), version=0)
+    edit(store, "DELETE FROM messages WHERE position = 3")
+    before = rows(store)
+    refused = pytest.raises(ValueError, match=damaged(store) + ".*message 3 is missing")
+    agent = Agent("assistant", ScriptedModel(default="ok"))
+    with SQLiteSessionStore(store.path) as fresh:
+        with Runner(agent, sessions=fresh) as runner, refused:
+            drive(runner, mode, "hi", user_id="u", session_id="s")
+        fresh.acquire("u", "s", owner="next", ttl=1)
+    assert rows(store) == before
+
+
+def test_a_file_sqlite_cannot_open_is_refused_naming_it(tmp_path: Path) -> None:
+    """A path in a folder that does not exist: SQLite's error, with the file named in it."""
+    missing = tmp_path / "no such folder" / "sessions.db"
+    with pytest.raises(sqlite3.OperationalError) as caught:
+        SQLiteSessionStore(missing)
+    assert str(caught.value) == (
+        f"cannot open the session store {str(missing)!r}: unable to open database file"
+    )
 
 
 def test_a_message_json_cannot_hold_is_refused_naming_it(store: SQLiteSessionStore) -> None:
@@ -337,7 +603,7 @@ def test_an_unchanged_session_loads_with_one_query(
     statements = statements_of(db, lambda: loaded.append(store.load("u", "s")))
     assert len(loaded[0].messages) == 1_000
     assert len(statements) == 1
-    assert statements[0].startswith("SELECT version, state FROM sessions")
+    assert statements[0].startswith("SELECT version, length, CAST(state AS BLOB) FROM sessions")
 
 
 def test_a_save_by_another_process_is_read_in_full(path: Path) -> None:
