@@ -316,7 +316,7 @@ def test_resuming_with_the_same_decisions_again_returns_the_same_result(mode: Mo
     again = resume_durable(runner, mode, paused.state, decisions)
     assert untimed(again) == untimed(first)
     assert tools.ran() == ["flight"]
-    with pytest.raises(ResumeRefused, match="keeps a later paused state"):
+    with pytest.raises(ResumeRefused, match="keeps another paused state"):
         resume_durable(runner, mode, paused.state, {paused.pending[0].id: Reject("no")})
     assert tools.ran() == ["flight"]
 
