@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from hooks import Approve, Cont, Decision, Edit, Halt, PausableResult, Pause, StateKey, ToolContext
@@ -298,6 +298,23 @@ def _drop_callbacks(data: dict[str, Any], value: str) -> None:
     data["callbacks"] = []
 
 
+def _set_session_version(data: dict[str, Any], value: str) -> None:
+    data["session_version"] = len(value)
+
+
+def _add_decision(data: dict[str, Any], value: str) -> None:
+    data["decisions"] = {value: {"kind": "approve"}}
+
+
+def _set_usage(data: dict[str, Any], value: str) -> None:
+    data["usage"] = {"input_tokens": len(value)}
+
+
+def _set_session_keys(data: dict[str, Any], value: str) -> None:
+    data["values"] = {value: 0}
+    data["session_keys"] = [value]
+
+
 MUTATIONS: dict[str, Mutation] = {
     "run_id": _set_top("run_id"),
     "user_id": _set_top("user_id"),
@@ -310,6 +327,10 @@ MUTATIONS: dict[str, Mutation] = {
     "values": _set_values,
     "system message": _add_system_message,
     "callbacks": _drop_callbacks,
+    "session version": _set_session_version,
+    "earlier decisions": _add_decision,
+    "usage": _set_usage,
+    "session-scoped values": _set_session_keys,
 }
 
 
@@ -354,6 +375,7 @@ def test_a_changed_state_is_refused_with_nothing_run_and_nothing_saved(
     except ValueError:
         return  # the JSON itself is refused
     decisions = {request.id: Approve() for request in state.pending}
+    event(f"resumed and refused: {mutation}")
     with pytest.raises(ResumeRefused):
         resume(runner, mode, state, decisions, [NoRm()])
     assert shell.ran == []
