@@ -14,9 +14,8 @@ import hashlib
 import hmac
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Final
+from typing import Final, cast
 
-from runner._checks import got
 from runner._pause.runstate import RunState
 
 __all__ = ["MIN_KEY_BYTES", "checked_keys", "sign", "verified"]
@@ -28,15 +27,20 @@ _PREFIX: Final = "hmac-sha256:"
 
 
 def checked_keys(keys: object) -> tuple[bytes, ...]:
-    """``keys`` as a tuple of byte strings of at least ``MIN_KEY_BYTES``; anything else refused."""
+    """``keys`` as a tuple of byte strings of at least ``MIN_KEY_BYTES``; anything else refused,
+    naming its type and never its value (a key is a secret)."""
     if isinstance(keys, str | bytes) or not isinstance(keys, Sequence):
-        msg = f"state_keys must be a list of bytes keys (the first signs), got {got(keys)}"
+        # Only the type is shown: the value may be a secret.
+        msg = (
+            f"state_keys must be a list of bytes keys (the first signs), got {type(keys).__name__}"
+        )
         raise TypeError(msg)
     checked: list[bytes] = []
-    for index, key in enumerate(keys):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    for index, key in enumerate(cast("Sequence[object]", keys)):
         if type(key) is not bytes:
             msg = (
-                f"state_keys[{index}] must be bytes (e.g. secrets.token_bytes(32)), got {got(key)}"
+                f"state_keys[{index}] must be bytes (e.g. secrets.token_bytes(32)), "
+                f"got {type(key).__name__}"
             )
             raise TypeError(msg)
         if len(key) < MIN_KEY_BYTES:
