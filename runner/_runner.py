@@ -93,6 +93,7 @@ class Runner:
         session_lease: float = 60.0,
         tracer_provider: TracerProvider | None = None,
         capture_content: bool | None = None,
+        state_keys: Sequence[bytes] = (),
     ) -> None:
         check_type("agent", agent, Agent, "Runner drives an Agent")
         if capture_content is not None:
@@ -114,6 +115,7 @@ class Runner:
             tracer=None
             if tracer_provider is None
             else _telemetry(tracer_provider, capture_content, tuple(agent.walk())),
+            state_keys=state_keys,
         )
         self._launcher: Final = launcher
         self.agent: Final = agent
@@ -184,7 +186,10 @@ class Runner:
         (``RunState.from_json``): agents and tools are bound again by name. Raises
         ``InvalidDecisions`` unless the decisions answer exactly the pending requests,
         ``ResumeRefused`` when the state cannot go on (not paused; resumed already or the
-        session used since; an agent or tool this runner lacks).
+        session used since; an agent or tool this runner lacks; a callback the run paused
+        under that neither the runner nor ``callbacks`` brings again; a state the store
+        does not hold, unless signed with one of ``state_keys``). Nothing runs and
+        nothing is saved on a refusal.
         """
         refuse_inside_loop("resume", "aresume")
         state, every = checked_decisions(self.agent, state, decisions)

@@ -10,7 +10,7 @@ import hashlib
 import json
 import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -78,6 +78,9 @@ class DurableRunner:
     - A hook's ``Pause`` ends the run's workflow ``"paused"``, its state saved to the
       store in a step; ``resume`` goes on as a workflow of its own, keyed by the state
       and the decisions (``_durable_body`` says why the run does not wait in its own).
+      The state records the runner's callbacks: a runner without one of them refuses
+      the resume (``ResumeRefused``), and a state the store does not hold resumes only
+      signed with one of ``state_keys``, as with ``Runner``.
     """
 
     __slots__ = ("_launcher", "_workflows", "agent", "name", "session_lease", "sessions")
@@ -94,6 +97,7 @@ class DurableRunner:
         policy: DispatchPolicy = _DEFAULT_POLICY,
         executor: Executor | None = None,
         session_lease: float = 60.0,
+        state_keys: Sequence[bytes] = (),
     ) -> None:
         _require_dbos()
         from runner._durable.workflows import Workflows
@@ -109,6 +113,7 @@ class DurableRunner:
             executor=executor,
             rng=None,
             session_lease=session_lease,
+            state_keys=state_keys,
         )
         self._launcher: Final = launcher
         self.agent: Final = agent
@@ -246,6 +251,7 @@ class DurableRunner:
     ) -> tuple[str, str, dict[str, dict[str, Any]]]:
         """The resume's workflow id and inputs, once the decisions fit the state."""
         state, _ = checked_decisions(self.agent, state, decisions)
+        self._launcher.check_callbacks(state)
         text = state.to_json()
         encoded = {key: encode_decision(decision) for key, decision in decisions.items()}
         digest = hashlib.sha256(

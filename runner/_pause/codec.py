@@ -193,6 +193,10 @@ def _list(value: object, where: str) -> list[object]:
     return cast("list[object]", value)
 
 
-def _refuse(where: str, expected: str, found: object) -> NoReturn:
-    msg = f"{where} must be {expected}, got {got(found)}"
+def _refuse(where: str, expected: str, found: object, why: str = "") -> NoReturn:
+    try:
+        shown = got(found)
+    except RecursionError:  # a value nested deeper than repr goes
+        shown = f"{type(found).__name__} nested too deep to show"
+    msg = f"{where} must be {expected}, got {shown}{why}"
     raise ValueError(msg)

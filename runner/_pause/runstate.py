@@ -4,8 +4,12 @@ A run's ``result.state``. As a read-only ``Mapping`` it is the invocation state 
 end of the run (``result.state["count"]``). A paused run's state also holds what
 ``Runner.resume`` needs -- ids, the session version it builds on, the step count, the
 paused turns (``Frame``), the pending requests, the decisions so far and the tokens
-used -- and ``to_json`` / ``RunState.from_json`` carry it to another process. Nothing
-live is inside: agents and tools are bound again by name when the run resumes.
+used, the callbacks it ran under and, from a runner given ``state_keys``, a signature
+-- and ``to_json`` / ``RunState.from_json`` carry it to another process. Nothing live is
+inside: agents and tools are bound again by name when the run resumes.
+
+``from_json`` reads in time linear in the text, refuses text over ``MAX_STATE_CHARS``
+and raises ``ValueError`` for every malformed input (nesting too deep included).
 """
 
 from __future__ import annotations
@@ -34,10 +38,16 @@ from runner._pause.codec import (
 )
 from runner._pause.pending import Frame, PendingRequest
 
-__all__ = ["SCHEMA", "RunState", "StateStatus", "encode_decision"]
+__all__ = ["MAX_STATE_CHARS", "SCHEMA", "RunState", "StateStatus", "encode_decision"]
 
-SCHEMA: Final = 1
-"""The version of ``RunState.to_json``'s format; ``from_json`` refuses any other."""
+SCHEMA: Final = 2
+"""The version of ``RunState.to_json``'s format; ``from_json`` refuses any other.
+
+Schema 1 (hookline 0.2) recorded no callbacks, so a resume could not tell whether its
+guards were in force: such a state is refused, naming why."""
+
+MAX_STATE_CHARS: Final = 64 * 1024 * 1024
+"""The longest text ``RunState.from_json`` reads (characters, or bytes for ``bytes``)."""
 
 StateStatus: TypeAlias = Literal["completed", "stopped", "paused"]
 
@@ -55,7 +65,10 @@ class RunState(Mapping[str, Any]):
     agent's paused turn, ``session_version`` the version of the session it builds on
     (a resume is refused once the session moved on), ``decisions`` the decisions of
     earlier resumes, by request id, ``session_keys`` which state values are
-    session-scoped (``StateKey(..., scope="session")``).
+    session-scoped (``StateKey(..., scope="session")``), ``callbacks`` the descriptions
+    of the callbacks the run had besides its agents' own (the runner's, then the run's;
+    ``runner._run.resume.describe``): a resume must bring each again. ``signature`` is
+    the HMAC a runner given ``state_keys`` put on a paused state (empty otherwise).
     """
 
     data: Mapping[str, Any]  # the invocation state values (what the mapping reads)
@@ -70,6 +83,8 @@ class RunState(Mapping[str, Any]):
     decisions: Mapping[str, Decision] = field(default_factory=_frozen)
     usage: Usage = field(default_factory=Usage)
     session_keys: tuple[str, ...] = ()  # the names in ``data`` that are session-scoped
+    callbacks: tuple[str, ...] = ()  # the run's and its runner's callbacks, described
+    signature: str = ""  # "hmac-sha256:<hex>" over the JSON without it, or ""
 
     @property
     def pending(self) -> tuple[PendingRequest, ...]:
@@ -128,33 +143,64 @@ class RunState(Mapping[str, Any]):
             "decisions": {key: encode_decision(d) for key, d in self.decisions.items()},
             "usage": encode_usage(self.usage),
             "session_keys": list(self.session_keys),
+            "callbacks": list(self.callbacks),
         }
+        if self.signature:
+            data["signature"] = self.signature
         return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str | bytes, /) -> RunState:
-        """The state ``to_json`` wrote; ``ValueError`` naming the field when it is not one."""
+        """The state ``to_json`` wrote; ``ValueError`` naming the field when it is not one.
+
+        Text longer than ``MAX_STATE_CHARS``, nesting deeper than Python's recursion
+        limit, a ``schema`` other than ``SCHEMA`` (``true`` included) and an empty
+        ``run_id`` are refused with a ``ValueError`` too.
+        """
+        if not isinstance(cast("object", text), str | bytes):  # untyped callers
+            msg = f"a RunState is read from str or bytes, got {type(text).__name__}"
+            raise TypeError(msg)
+        if len(text) > MAX_STATE_CHARS:
+            msg = (
+                f"a RunState's JSON is at most {MAX_STATE_CHARS} characters, "
+                f"got {len(text)} starting {text[:60]!r}"
+            )
+            raise ValueError(msg)
+        try:
+            return cls._decode(text)
+        except RecursionError:
+            msg = f"a RunState's JSON is nested too deep to read, starting {text[:60]!r}"
+            raise ValueError(msg) from None
+
+    @classmethod
+    def _decode(cls, text: str | bytes) -> RunState:
         try:
             data: object = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             msg = f"a RunState must be JSON text, got {text[:60]!r}: {exc}"
             raise ValueError(msg) from exc
-        fields = _object(data, "run_state", _REQUIRED, ())
-        if fields["schema"] != SCHEMA:
-            _refuse(
-                "run_state.schema", f"{SCHEMA} (this hookline's RunState format)", fields["schema"]
+        fields = _object(data, "run_state", _REQUIRED, ("signature",))
+        schema = fields["schema"]
+        if type(schema) is not int or schema != SCHEMA:
+            why = (
+                ": schema 1 is hookline 0.2's, which records no callbacks, so a resume "
+                "could not bring its guards back; finish it with hookline 0.2 or run again"
+                if type(schema) is int and schema == 1
+                else ""
             )
+            _refuse("run_state.schema", f"{SCHEMA} (this hookline's RunState format)", schema, why)
+        run_id = _str(fields["run_id"], "run_state.run_id")
+        if not run_id:
+            _refuse("run_state.run_id", "a non-empty string", run_id)
         status = _str(fields["status"], "run_state.status")
         if status not in get_args(StateStatus):
             _refuse("run_state.status", "'completed', 'stopped' or 'paused'", status)
-        values = _object(fields["values"], "run_state.values", (), tuple(_keys(fields["values"])))
-        decisions = _object(
-            fields["decisions"], "run_state.decisions", (), tuple(_keys(fields["decisions"]))
-        )
+        values = _table(fields["values"], "run_state.values")
+        decisions = _table(fields["decisions"], "run_state.decisions")
         frame = fields["frame"]
         return cls(
             data=MappingProxyType(dict(values)),
-            run_id=_str(fields["run_id"], "run_state.run_id"),
+            run_id=run_id,
             agent=_str(fields["agent"], "run_state.agent"),
             user_id=_str(fields["user_id"], "run_state.user_id"),
             session_id=_str(fields["session_id"], "run_state.session_id"),
@@ -173,6 +219,11 @@ class RunState(Mapping[str, Any]):
                 _str(key, f"run_state.session_keys[{index}]")
                 for index, key in enumerate(_list(fields["session_keys"], "run_state.session_keys"))
             ),
+            callbacks=tuple(
+                _str(name, f"run_state.callbacks[{index}]")
+                for index, name in enumerate(_list(fields["callbacks"], "run_state.callbacks"))
+            ),
+            signature=_str(fields.get("signature", ""), "run_state.signature"),
         )
 
 
@@ -190,6 +241,7 @@ _REQUIRED: Final = (
     "decisions",
     "usage",
     "session_keys",
+    "callbacks",
 )
 
 
@@ -199,8 +251,11 @@ def _int(value: object, where: str) -> int:
     return value
 
 
-def _keys(data: object) -> list[str]:
-    return list(cast("dict[str, object]", data)) if type(data) is dict else []
+def _table(data: object, where: str) -> Mapping[str, object]:
+    """``data`` as a JSON object of any keys (JSON object keys are strings): one pass."""
+    if type(data) is not dict:
+        _refuse(where, "an object", data)
+    return cast("dict[str, object]", data)
 
 
 def encode_decision(decision: Decision) -> dict[str, Any]:
@@ -222,7 +277,7 @@ def decode_decision(data: object, where: str) -> Decision:
         return Approve()
     if kind == "edit":
         args = _object(data, where, ("kind", "args"), ())["args"]
-        return Edit(dict(_object(args, f"{where}.args", (), tuple(_keys(args)))))
+        return Edit(dict(_table(args, f"{where}.args")))
     if kind != "reject":
         _refuse(f"{where}.kind", "'approve', 'edit' or 'reject'", kind)
     message = _object(data, where, ("kind", "message"), ())["message"]
@@ -251,8 +306,7 @@ def _decode_frame(data: object, where: str) -> Frame:
     )
 
     def table(name: str) -> Mapping[str, object]:
-        value = fields[name]
-        return _object(value, f"{where}.{name}", (), tuple(_keys(value)))
+        return _table(fields[name], f"{where}.{name}")
 
     messages = _list(fields["messages"], f"{where}.messages")
     return Frame(

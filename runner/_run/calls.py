@@ -159,7 +159,8 @@ async def tool_call(
 
     A call a ``before_tool`` hook paused, or whose sub-agent paused, is ``Held``. In a
     resumed turn a call that ran before the pause keeps its result, and a paused one
-    passes its guards again with the human's decision in ``ctx.decision``.
+    passes its guards again with the human's decision in ``ctx.decision``: the call its
+    request shows (``Edit``'s arguments in place of its own).
     """
     decision: Decision | None = None
     child: Frame | None = None
@@ -168,7 +169,10 @@ async def tool_call(
         if ran is not None:
             return ran
         request = frame.requests.get(call.id)
-        decision = None if request is None else run.decisions[request.id]
+        decision = None
+        if request is not None:  # the call as the human was shown it (same id and tool)
+            decision = run.decisions[request.id]
+            call = request.call
         child = frame.children.get(call.id)
         if type(decision) is Edit:
             call = replace(call, args=decision.args)

@@ -24,9 +24,11 @@ from hooks import Callbacks, CompiledCallbacks, Decision, DispatchPolicy, Messag
 from runner._agent import Agent
 from runner._checks import check_id, check_type, positive_float, positive_int, store_hint
 from runner._pause.runstate import RunState
+from runner._pause.seal import checked_keys
 from runner._retry import RetryPolicy
 from runner._run.callbacks import CallbackTable
 from runner._run.engine import IN_PROCESS, Engine
+from runner._run.resume import check_callbacks
 from runner._run.run import Run
 from runner._run.settings import Settings
 from runner._run.tracer import Tracer
@@ -62,6 +64,7 @@ class Launcher:
         "rng",
         "session_lease",
         "sessions",
+        "state_keys",
         "tracer",
     )
 
@@ -79,8 +82,10 @@ class Launcher:
         rng: random.Random,
         session_lease: float,
         tracer: Tracer | None,
+        state_keys: tuple[bytes, ...] = (),
     ) -> None:
         self.agent: Final = agent
+        self.state_keys: Final = state_keys  # the first signs paused states, all verify
         self.callbacks: Final = callbacks
         self.kind: Final = kind
         self.retry: Final = retry
@@ -115,6 +120,7 @@ class Launcher:
         rng: random.Random | None,
         session_lease: float,
         tracer: Tracer | None = None,
+        state_keys: object = (),
     ) -> Launcher:
         """A launcher for a runner's arguments, each refused here (untyped callers may pass
         anything), never mid-run."""
@@ -139,6 +145,7 @@ class Launcher:
             rng=rng or random.Random(),
             session_lease=positive_float("session_lease", session_lease),
             tracer=tracer,
+            state_keys=checked_keys(state_keys),
         )
 
     @property
@@ -215,6 +222,8 @@ class Launcher:
             ),
             sessions=self.sessions if sessions is None else sessions,
             lease=lease,
+            callbacks=(self.callbacks, run_callbacks),
+            state_keys=self.state_keys,
         )
         key = (run.user_id, run.session_id)
         with self._lock:
@@ -244,9 +253,11 @@ class Launcher:
         engine: Engine = IN_PROCESS,
         sessions: SessionStore | None = None,
     ) -> Run:
-        """The run of paused ``state`` (its decisions checked already), started again."""
+        """The run of paused ``state`` (its decisions checked already), started again;
+        ``ResumeRefused`` when the runner's and ``callbacks`` lack one the run paused under."""
         frame = state.frame
         assert frame is not None  # checked_decisions refused any other state
+        self.check_callbacks(state, callbacks)
         run = self.start(
             frame.message,
             state.user_id,
@@ -259,6 +270,11 @@ class Launcher:
         )
         run.decisions = decisions
         return run
+
+    def check_callbacks(self, state: RunState, callbacks: Callbacks = ()) -> None:
+        """Refuse (``ResumeRefused``) resuming ``state`` without a callback it paused under:
+        the runner's callbacks and ``callbacks`` must hold each one it records."""
+        check_callbacks(state, (*self.callbacks.callbacks, *compile_callbacks(callbacks).callbacks))
 
     def finish(self, run: Run, *, held: bool = True) -> None:
         """The run has ended: its lease given back (if ``held``), its session free again."""

@@ -3,22 +3,60 @@
 The state must be a paused run's, of this runner's root agent; every agent turn and
 paused call in it must name an agent and a tool this runner has (they are bound again
 by name: a new process builds its own); the decisions must answer exactly the
-pending requests, each with ``Approve()``, ``Edit(args)`` or ``Reject(message)``.
+pending requests, each with ``Approve()``, ``Edit(args)`` or ``Reject(message)``;
+each request must be its frame's: the id the run gave it, the call id, tool name,
+agent and branch of the paused call it stands for (what runs on ``Approve()`` is the
+request's call, the one a human was shown).
+
+The callbacks a paused run had besides its agents' own (the runner's and the run's)
+are recorded in its state by ``describe``: a module by its name, an object by its
+class's ``module.QualName``. A resume must bring each of them again, as many times
+(the resuming runner's callbacks and the resume's own count together); more are
+allowed. Two instances of one class read the same: the record says which guards were
+in force, not how they were configured.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType, ModuleType
 from typing import cast
 
 from hooks import Approve, Decision, Edit, Reject
 from runner._agent import Agent
 from runner._errors import InvalidDecisions, ResumeRefused
-from runner._pause.pending import Frame
+from runner._pause.pending import Frame, request_id
 from runner._pause.runstate import RunState
 
-__all__ = ["checked_decisions"]
+__all__ = ["check_callbacks", "checked_decisions", "describe"]
+
+
+def describe(callbacks: Iterable[object]) -> tuple[str, ...]:
+    """Each callback's stable description: a module's name, an object's class's
+    ``module.QualName``."""
+    return tuple(
+        callback.__name__
+        if isinstance(callback, ModuleType)
+        else f"{type(callback).__module__}.{type(callback).__qualname__}"
+        for callback in callbacks
+    )
+
+
+def check_callbacks(state: RunState, present: Iterable[object]) -> None:
+    """Refuse (``ResumeRefused``) a resume that lacks a callback the paused run had."""
+    if not state.callbacks:
+        return
+    missing = Counter(state.callbacks) - Counter(describe(present))
+    if missing:
+        names = ", ".join(
+            name if count == 1 else f"{name} (x{count})" for name, count in missing.items()
+        )
+        problem = (
+            f"it paused under callbacks this resume does not bring: {names}; pass them "
+            "again (runner.resume(state, decisions, callbacks=[...])) so they check the resume"
+        )
+        raise ResumeRefused(state.run_id, problem)
 
 
 def checked_decisions(
@@ -46,12 +84,15 @@ def checked_decisions(
     _bind(state.run_id, root, frame)
     given = cast("Mapping[object, object]", decisions)
     pending = [request.id for request in state.pending]
+    if len(set(pending)) != len(pending):
+        raise ResumeRefused(state.run_id, "two of its pending requests share an id")
+    known = frozenset(pending)
     missing = tuple(key for key in pending if key not in given)
-    unknown = tuple(str(key) for key in given if key not in pending)
+    unknown = tuple(str(key) for key in given if key not in known)
     wrong = tuple(
         str(key)
         for key, decision in given.items()
-        if key in pending and not isinstance(decision, Approve | Edit | Reject)
+        if key in known and not isinstance(decision, Approve | Edit | Reject)
     )
     if missing or unknown or wrong:
         raise InvalidDecisions(state.run_id, missing=missing, unknown=unknown, wrong=wrong)
@@ -61,15 +102,44 @@ def checked_decisions(
 
 
 def _bind(run_id: str, root: Agent, frame: Frame) -> None:
-    """Refuse a frame whose agent, sub-agents or paused tools this runner lacks."""
+    """Refuse a frame whose agent, sub-agents or paused tools this runner lacks, or whose
+    requests and children are not its own paused calls'."""
     agent = _agent_at(run_id, root, frame.branch)
+    if frame.agent != agent.name:
+        problem = f"its frame at branch {frame.branch!r} names agent {frame.agent!r}"
+        raise ResumeRefused(run_id, problem)
+    ids = {call.id for call in frame.calls}
+    if len(ids) != len(frame.calls):
+        raise ResumeRefused(run_id, f"two paused calls at branch {frame.branch!r} share an id")
+    held = (*frame.results, *frame.requests, *frame.children)
+    for call_id in held:
+        if call_id not in ids:
+            problem = f"it holds call {call_id!r} that its frame at {frame.branch!r} never made"
+            raise ResumeRefused(run_id, problem)
+    if len(set(held)) != len(held):
+        problem = f"a call at branch {frame.branch!r} is held twice (ran, paused, sub-agent)"
+        raise ResumeRefused(run_id, problem)
     for call in frame.calls:
+        request = frame.requests.get(call.id)
+        if request is not None and (
+            request.id != request_id(run_id, frame.branch, frame.step, call.id)
+            or (request.call.id, request.call.name) != (call.id, call.name)
+            or (request.agent, request.branch) != (frame.agent, frame.branch)
+        ):
+            problem = f"its request {request.id!r} is not the one its paused call {call.id!r} made"
+            raise ResumeRefused(run_id, problem)
         tool = agent.tools.get(call.name)
         if call.id in frame.requests and tool is None:
             problem = f"agent {agent.name!r} has no tool {call.name!r} for paused call {call.id!r}"
             raise ResumeRefused(run_id, problem)
         child = frame.children.get(call.id)
         if child is not None:
+            if child.branch != f"{frame.branch}/{call.name}":
+                problem = (
+                    f"the sub-agent turn of call {call.id!r} is at branch {child.branch!r}, "
+                    f"not {frame.branch + '/' + call.name!r}"
+                )
+                raise ResumeRefused(run_id, problem)
             _bind(run_id, root, child)
 
 

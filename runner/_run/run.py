@@ -20,6 +20,7 @@ from hooks import (
     AFTER_AGENT,
     BEFORE_AGENT,
     AgentContext,
+    CompiledCallbacks,
     Cont,
     Decision,
     Failure,
@@ -49,6 +50,7 @@ from runner._events import (
 )
 from runner._pause.pending import Frame, HeldBatch, Paused
 from runner._pause.runstate import RunState
+from runner._pause.seal import sign, verified
 from runner._run.attempts import model_attempt
 from runner._run.callbacks import AgentSetup
 from runner._run.calls import batch
@@ -56,6 +58,7 @@ from runner._run.engine import IN_PROCESS
 from runner._run.guarded import MODEL, guarded
 from runner._run.plan import Plan
 from runner._run.record import Record
+from runner._run.resume import describe
 from runner._run.settings import Settings
 from runner._run.streamed import Streamed
 from runner._run.tracer import RECORDING
@@ -75,8 +78,10 @@ class Run:
     """The state of one run: ids, settings, the shared state, the record, the step count."""
 
     __slots__ = (
+        "_callbacks",
         "_plans",
         "_setups",
+        "_state_keys",
         "decisions",
         "id",
         "lease",
@@ -99,8 +104,12 @@ class Run:
         settings: Settings,
         sessions: SessionStore,
         lease: RunLease | None,
+        callbacks: tuple[CompiledCallbacks, ...] = (),
+        state_keys: tuple[bytes, ...] = (),
     ) -> None:
         self.id: Final = run_id
+        self._callbacks: Final = callbacks  # the runner's and the run's, recorded on a pause
+        self._state_keys: Final = state_keys  # the first signs a paused state, all verify
         self.user_id: Final = user_id
         self.session_id: Final = session_id
         self._setups: Final = setups  # by agent id
@@ -138,10 +147,21 @@ class Run:
         if session.version != state.session_version:
             raise ResumeRefused.moved_on(state.run_id, session.version, state.session_version)
         kept = self.sessions.load_paused(state.run_id)
-        if kept is not None and kept != state.to_json():
-            # A resume that paused again left a later state: this one was resumed already.
+        if kept is None:
+            # A state the store does not hold goes on only signed by one of the keys.
+            if not (self._state_keys and verified(state, self._state_keys)):
+                problem = (
+                    "the session store holds no paused state of it, and it carries no "
+                    "signature of this runner's state_keys: a state from outside the store "
+                    "must be signed (Runner(..., state_keys=[...]))"
+                )
+                raise ResumeRefused(state.run_id, problem)
+        elif kept != state.to_json():
+            # A resume that paused again left a later state, or this one was changed.
             raise ResumeRefused(
-                state.run_id, "the store keeps a later paused state of it: it was resumed already"
+                state.run_id,
+                "the store keeps another paused state of it: it was resumed already, "
+                "or this state was changed",
             )
         frame = state.frame
         assert frame is not None  # checked before the run started
@@ -389,7 +409,12 @@ class Run:
             decisions,
             usage,
             session_keys,
+            ()
+            if frame is None
+            else describe(c for each in self._callbacks for c in each.callbacks),
         )
+        if frame is not None and self._state_keys:  # a paused state may travel: signed
+            state = sign(state, self._state_keys[0])
         return RunResult(
             output,
             tuple(self.record.events),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -47,6 +48,7 @@ from runner import (
     Usage,
     idempotency_key,
 )
+from runner._pause.pending import request_id
 from tests.helpers import ROOT, runs
 from tests.helpers.durable import Booking, drive_durable, durable, recorded, unique, untimed
 from tests.helpers.runs import Mode
@@ -316,7 +318,7 @@ def test_resuming_with_the_same_decisions_again_returns_the_same_result(mode: Mo
     again = resume_durable(runner, mode, paused.state, decisions)
     assert untimed(again) == untimed(first)
     assert tools.ran() == ["flight"]
-    with pytest.raises(ResumeRefused, match="keeps a later paused state"):
+    with pytest.raises(ResumeRefused, match="keeps another paused state"):
         resume_durable(runner, mode, paused.state, {paused.pending[0].id: Reject("no")})
     assert tools.ran() == ["flight"]
 
@@ -329,6 +331,40 @@ def test_bad_decisions_are_refused_before_any_workflow_starts() -> None:
     with pytest.raises(InvalidDecisions):
         runner.resume(paused.state, {"nope": Approve()})
     assert not [s for s in DBOS.list_workflows() if s.workflow_id.startswith(f"{run_id}:")]
+
+
+def test_a_durable_resume_needs_the_runner_s_callbacks_again(mode: Mode) -> None:
+    """The state records the runner's callbacks: a durable runner over the same store
+    without ``AskFirst`` refuses the resume before any workflow starts, nothing ran."""
+    tools, sessions = Tools(), InMemorySessions()
+    runner = durable(trip(tools), callbacks=[AskFirst()], sessions=sessions)
+    run_id = unique("guarded")
+    paused = drive_durable(runner, mode, "book Paris", run_id=run_id)
+    assert paused.state.callbacks == (f"{__name__}.AskFirst",)
+    bare = durable(trip(tools), sessions=sessions)
+    with pytest.raises(ResumeRefused, match=r"does not bring: .*\.AskFirst;"):
+        resume_durable(bare, mode, paused.state, {paused.pending[0].id: Approve()})
+    assert tools.ran() == []
+    assert not [s for s in DBOS.list_workflows() if s.workflow_id.startswith(f"{run_id}:")]
+
+
+def test_a_durable_state_the_store_does_not_hold_is_refused(mode: Mode) -> None:
+    """A state with a run id the store never saw: refused, nothing ran, nothing saved."""
+    tools, sessions = Tools(), InMemorySessions()
+    runner = durable(trip(tools), callbacks=[AskFirst()], sessions=sessions)
+    paused = drive_durable(runner, mode, "book Paris", run_id=unique("real"), session_id="s")
+    (request,) = paused.pending
+    data = json.loads(paused.state.to_json())
+    forged_run = unique("forged")
+    forged_id = request_id(forged_run, request.branch, data["frame"]["step"], request.call.id)
+    data["run_id"] = forged_run  # its request id made to match: only the store can tell
+    data["frame"]["requests"][request.call.id]["id"] = forged_id
+    forged = RunState.from_json(json.dumps(data))
+    with pytest.raises(ResumeRefused, match="holds no paused state of it"):
+        resume_durable(runner, mode, forged, {forged_id: Approve()})
+    assert tools.ran() == []
+    assert sessions.load("user", "s").messages == ()
+    assert sessions.load_paused(forged_run) is None
 
 
 def test_a_fresh_session_is_named_from_the_run_id() -> None:

@@ -178,7 +178,7 @@ def test_approve_edit_and_reject_do_what_they_say(mode: Mode) -> None:
 
 def test_a_guard_may_refuse_an_edit_by_halting_or_pause_again(mode: Mode) -> None:
     """On resume the guard still decides: a Halt stands, a second Pause pauses the run again
-    under the same request id."""
+    under the same request id, showing the edited call, which is what Approve then runs."""
 
     class Strict:
         def before_tool(self, ctx: ToolContext) -> PausableResult[ToolContext, ToolResult]:
@@ -205,8 +205,8 @@ def test_a_guard_may_refuse_an_edit_by_halting_or_pause_again(mode: Mode) -> Non
     assert dict(again.state.decisions) == {one: Edit({"path": "/"}), two: Edit({"path": "?"})}
     done = resume(runner, mode, again.state, {two: Approve()})
     assert done.status == "completed"
-    assert files.deleted == ["b"]
-    assert [m.content for m in tool_messages(model.requests[-1])] == ["refused: /", "deleted b"]
+    assert files.deleted == ["?"]
+    assert [m.content for m in tool_messages(model.requests[-1])] == ["refused: /", "deleted ?"]
 
 
 def test_the_resumed_conversation_is_saved_whole(mode: Mode) -> None:
@@ -408,7 +408,7 @@ def test_a_state_value_that_is_not_json_is_named() -> None:
     state = RunState({"ok": 1, "conn": object()}, "r", "a", "u", "s", "completed")
     with pytest.raises(TypeError, match="state value 'conn' must be JSON data"):
         state.to_json()
-    assert json.loads(RunState({"ok": 1}, "r", "a", "u", "s", "completed").to_json())["schema"] == 1
+    assert json.loads(RunState({"ok": 1}, "r", "a", "u", "s", "completed").to_json())["schema"] == 2
 
 
 def test_a_streamed_run_shows_its_pause_and_ends_paused() -> None:
@@ -472,21 +472,37 @@ def test_a_state_resumed_into_a_second_pause_cannot_be_resumed_again(mode: Mode)
     one, two = (request.id for request in paused.pending)
 
     class PauseAgain:
-        def before_tool(self, ctx: ToolContext) -> PausableResult[ToolContext, ToolResult]:
-            return Pause("again") if ctx.call.id == "c2" else Cont(ctx)
+        """Pauses ``c2`` once more, the first time it sees it."""
 
+        def __init__(self) -> None:
+            self.paused = False
+
+        def before_tool(self, ctx: ToolContext) -> PausableResult[ToolContext, ToolResult]:
+            if ctx.call.id == "c2" and not self.paused:
+                self.paused = True
+                return Pause("again")
+            return Cont(ctx)
+
+    guard = PauseAgain()
     again = (
-        runner.resume(paused.state, {one: Approve(), two: Approve()}, callbacks=[PauseAgain()])
+        runner.resume(paused.state, {one: Approve(), two: Approve()}, callbacks=[guard])
         if mode == "sync"
         else asyncio.run(
-            runner.aresume(paused.state, {one: Approve(), two: Approve()}, callbacks=[PauseAgain()])
+            runner.aresume(paused.state, {one: Approve(), two: Approve()}, callbacks=[guard])
         )
     )
     assert again.status == "paused"
-    with pytest.raises(ResumeRefused, match="keeps a later paused state of it"):
+    with pytest.raises(ResumeRefused, match="keeps another paused state of it"):
         resume(runner, mode, paused.state, {one: Approve(), two: Approve()})
     assert files.deleted == ["a"]
-    assert resume(runner, mode, again.state, {two: Approve()}).status == "completed"
+    with pytest.raises(ResumeRefused, match=r"does not bring: .*PauseAgain"):
+        resume(runner, mode, again.state, {two: Approve()})  # it paused under PauseAgain
+    done = (
+        runner.resume(again.state, {two: Approve()}, callbacks=[guard])
+        if mode == "sync"
+        else asyncio.run(runner.aresume(again.state, {two: Approve()}, callbacks=[guard]))
+    )
+    assert done.status == "completed"
     assert files.deleted == ["a", "b"]
 
 

@@ -26,6 +26,7 @@ from hooks import (
 )
 from runner import (
     Agent,
+    InMemorySessions,
     InvalidDecisions,
     ResumeRefused,
     Runner,
@@ -237,10 +238,12 @@ def test_a_run_paused_three_agents_deep_resumes_on_a_new_runner(mode: Mode) -> N
     """A pause in ``a/b/c`` names its branch; a new runner over the same agent definitions
     (from the JSON, as another process would) binds every level and finishes the run."""
     deletes = Deletes()
-    paused = drive(Runner(tree(Deletes()), callbacks=[Guard()]), mode, "tidy", session_id="s")
+    store = InMemorySessions()  # the store both runners share, as two processes share a file
+    first = Runner(tree(Deletes()), callbacks=[Guard()], sessions=store)
+    paused = drive(first, mode, "tidy", session_id="s")
     (request,) = paused.pending
     assert (request.agent, request.branch, request.call) == ("c", "a/b/c", delete("c1", "x"))
-    again = Runner(tree(deletes, fresh=True), callbacks=[Guard()])
+    again = Runner(tree(deletes, fresh=True), callbacks=[Guard()], sessions=store)
     state = RunState.from_json(paused.state.to_json())
     result = resume(again, mode, state, {request.id: Edit({"path": "y"})})
     assert (result.status, result.output, deletes.deleted) == ("completed", "a done", ["y"])

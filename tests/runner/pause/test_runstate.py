@@ -98,7 +98,14 @@ def _valid() -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda d: d.update(schema=2), "run_state.schema must be 1"),
+        (lambda d: d.update(schema=3), "run_state.schema must be 2"),
+        (lambda d: d.update(schema=True), "run_state.schema must be 2"),
+        (lambda d: d.update(schema=2.0), "run_state.schema must be 2"),
+        (lambda d: d.update(schema=1), "schema 1 is hookline 0.2's, which records no callbacks"),
+        (lambda d: d.update(run_id=""), "run_state.run_id must be a non-empty string, got str ''"),
+        (lambda d: d.pop("callbacks"), "run_state must be an object with 'callbacks'"),
+        (lambda d: d.update(callbacks=[1]), "run_state.callbacks\\[0\\] must be a string"),
+        (lambda d: d.update(signature=5), "run_state.signature must be a string"),
         (lambda d: d.pop("run_id"), "run_state must be an object with 'run_id'"),
         (lambda d: d.update(status="done"), "run_state.status must be 'completed', 'stopped'"),
         (lambda d: d.update(steps=-1), "run_state.steps must be an int >= 0"),
@@ -148,13 +155,16 @@ SCRIPT = textwrap.dedent(
 
     calls = tuple(ToolCall(n, "delete_file", {"path": p}) for n, p in (("c1", "a"), ("c2", "b")))
     model = ScriptedModel([ModelResponse(tool_calls=calls), "done"])
-    runner = Runner(Agent("files", model, tools=[delete_file], callbacks=[Guard()]))
+    KEYS = [b"k" * 32]  # both processes are given the key: it signs and verifies the state
+    agent = Agent("files", model, tools=[delete_file], callbacks=[Guard()])
+    runner = Runner(agent, state_keys=KEYS)
     if sys.argv[1] == "pause":
         result = runner.run("tidy")
         print(result.state.to_json())
     else:
         model = ScriptedModel(["done"])
-        runner = Runner(Agent("files", model, tools=[delete_file], callbacks=[Guard()]))
+        agent = Agent("files", model, tools=[delete_file], callbacks=[Guard()])
+        runner = Runner(agent, state_keys=KEYS)
         state = RunState.from_json(sys.stdin.read())
         first, second = (request.id for request in state.pending)
         result = runner.resume(state, {first: Approve(), second: Reject("keep b")})
@@ -166,7 +176,8 @@ SCRIPT = textwrap.dedent(
 
 @pytest.mark.subprocess
 def test_a_run_paused_in_one_process_resumes_in_another() -> None:
-    """The JSON of a paused run is all a new process with a new Runner needs."""
+    """The JSON of a paused run, signed, is all a new process with a new Runner (and the
+    same state key) needs."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     paused = subprocess.run(
         [sys.executable, "-c", SCRIPT, "pause"], capture_output=True, text=True, env=env, check=True
@@ -343,7 +354,7 @@ C1 = "run_state.frame.requests.c1"
 B1 = "run_state.frame.children.b1"
 
 WRONG_FIELDS: list[tuple[Path_, object, str]] = [
-    (("schema",), 2, "run_state.schema must be 1 (this hookline's RunState format), got int 2"),
+    (("schema",), 3, "run_state.schema must be 2 (this hookline's RunState format), got int 3"),
     (("run_id",), 1, "run_state.run_id must be a string, got int 1"),
     (("agent",), None, "run_state.agent must be a string, got NoneType None"),
     (("user_id",), ["u"], "run_state.user_id must be a string, got list ['u']"),
