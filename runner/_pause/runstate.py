@@ -14,9 +14,9 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal, TypeAlias, cast, get_args
+from typing import Any, Final, Literal, TypeAlias, TypeVar, cast, get_args, overload
 
-from hooks import Approve, Decision, Edit, Reject, Usage
+from hooks import Approve, Decision, Edit, Reject, StateKey, Usage
 from hooks._slots import slot_init
 from runner._pause.codec import (
     _list,
@@ -38,6 +38,9 @@ __all__ = ["SCHEMA", "RunState", "StateStatus", "encode_decision"]
 
 SCHEMA: Final = 1
 """The version of ``RunState.to_json``'s format; ``from_json`` refuses any other."""
+
+T = TypeVar("T")
+D = TypeVar("D")
 
 StateStatus: TypeAlias = Literal["completed", "stopped", "paused"]
 
@@ -76,8 +79,24 @@ class RunState(Mapping[str, Any]):
         """The requests a paused run waits for, in call order (empty unless paused)."""
         return () if self.frame is None else tuple(self.frame.pending())
 
-    def __getitem__(self, key: str) -> Any:
-        return self.data[key]
+    def __getitem__(self, key: StateKey[Any] | str) -> Any:
+        """The value under ``key`` (a ``StateKey`` or its name); ``KeyError`` when none."""
+        return self.data[key.name if isinstance(key, StateKey) else key]
+
+    def __contains__(self, key: object) -> bool:
+        return (key.name if isinstance(key, StateKey) else key) in self.data
+
+    @overload
+    def get(self, key: StateKey[T], default: D = ..., /) -> T | D: ...
+    @overload
+    def get(self, key: str, default: Any = None, /) -> Any: ...
+    def get(self, key: StateKey[Any] | str, default: Any = None, /) -> Any:
+        """The value stored under ``key`` (a ``StateKey`` or its name), or ``default``.
+
+        As ``State.get``: ``result.state.get(COUNT)`` reads what ``state.set(COUNT, ...)``
+        wrote during the run, typed by the key.
+        """
+        return self.data.get(key.name if isinstance(key, StateKey) else key, default)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.data)

@@ -299,6 +299,24 @@ def test_the_result_holds_a_read_only_snapshot_of_the_state(mode: Mode) -> None:
         result.state["count"] = 3  # type: ignore[index]
 
 
+def test_the_results_state_reads_typed_keys_as_the_runs_state_does(mode: Mode) -> None:
+    """``result.state.get(COUNT)``, ``result.state[COUNT]`` and ``COUNT in result.state`` read
+    what the run wrote through the key, as on ``State``; a missing key gives the default."""
+    model = ScriptedModel([calling(ToolCall("c1", "add", {"a": 1, "b": 2})), "done"])
+    with Runner(Agent("assistant", model, tools=[add])) as runner:
+        result = drive(runner, mode, "go", callbacks=[Counter()])
+    count: int | None = result.state.get(COUNT)
+    assert count == 2
+    assert result.state[COUNT] == 2
+    assert COUNT in result.state  # type: ignore[comparison-overlap]  # a Mapping[str, ...]
+    missing = StateKey[int]("missing")
+    assert result.state.get(missing) is None
+    assert result.state.get(missing, 7) == 7
+    assert missing not in result.state  # type: ignore[comparison-overlap]
+    with pytest.raises(KeyError):
+        result.state[missing]
+
+
 class SlowModel:
     """A sync model that sleeps, as a blocking HTTP client would."""
 
