@@ -25,7 +25,7 @@ from hooks._errors import InvalidResult
 from hooks._points import AnyPoint
 from hooks._policy import DispatchPolicy, Trace
 from hooks._rules import invalid, legal
-from hooks._steps import note
+from hooks._steps import equal, note
 
 __all__ = ["OUTCOMES", "arun_nest", "bad_context", "not_an_outcome", "noted", "run_nest"]
 
@@ -185,7 +185,7 @@ class _Nest:
         if result is not self.last[index] and legal(self.point, result, None) is None:
             self.raised(index, invalid(self.chain.owners[index], self.point, result, None))
             return False
-        self.changed[index] = result is not self.last[index]
+        self.changed[index] = not equal(result, self.last[index])
         return True
 
     def finish(self, trace: Trace | None, outcome: object = _UNSET) -> Any:

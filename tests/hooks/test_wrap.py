@@ -726,17 +726,36 @@ def test_trace_names_the_outermost_wrap_that_decided(mode: str, kind: str) -> No
 
 
 def test_trace_names_a_wrap_that_returns_an_earlier_outcome(mode: str, kind: str) -> None:
-    """A wrap returning an outcome other than its last ``call_next``'s decided."""
+    """A wrap returning an outcome different from its last ``call_next``'s decided."""
+
+    async def first_of_two(ctx: int, call_next: CallNext) -> Any:
+        first = await call_next(ctx)
+        await call_next(ctx + 1)
+        return first
+
+    trace = Trace()
+    callbacks = [wrap(mode, kind, "Outer", identity), wrap(mode, kind, "First", first_of_two)]
+    assert dispatch(mode, callbacks, WRAP, 1, Op(), trace=trace) == Success("1")
+    assert trace.callback is callbacks[1]
+
+
+def test_trace_names_no_wrap_for_an_equal_new_outcome(mode: str, kind: str) -> None:
+    """A wrap that answers with a new outcome equal to its ``call_next``'s replaced nothing,
+    nor does one whose two ``call_next`` gave equal outcomes and that returns the first."""
+
+    async def copy(ctx: int, call_next: CallNext) -> Any:
+        outcome = await call_next(ctx)
+        return Success(outcome.unwrap())
 
     async def first_of_two(ctx: int, call_next: CallNext) -> Any:
         first = await call_next(ctx)
         await call_next(ctx)
         return first
 
-    trace = Trace()
-    callbacks = [wrap(mode, kind, "Outer", identity), wrap(mode, kind, "First", first_of_two)]
-    dispatch(mode, callbacks, WRAP, 1, Op(), trace=trace)
-    assert trace.callback is callbacks[1]
+    trace = stale_trace()
+    callbacks = [wrap(mode, kind, "Copy", copy), wrap(mode, kind, "First", first_of_two)]
+    assert dispatch(mode, callbacks, WRAP, 1, Op(), trace=trace) == Success("1")
+    assert trace.callback is None
 
 
 def test_trace_names_the_wrap_that_raised(mode: str, kind: str) -> None:
