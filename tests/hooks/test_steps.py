@@ -370,7 +370,8 @@ def test_async_dispatch_of_a_plain_chain_honours_continue_on_error(which: str) -
 @pytest.mark.parametrize("form", ["list", "compiled", "sum", "async"])
 def test_a_point_declared_after_compiling_dispatches_through_its_callbacks(form: str) -> None:
     """A point declared after a list was compiled reaches the callbacks that define it, in a
-    list, a compiled form, a sum of compiled forms, or async dispatch."""
+    list, a compiled form, a sum of compiled forms, or async dispatch; a dispatch started
+    before the declaration refuses the list (its method would never be called)."""
     name = f"before_declared_later_{uuid.uuid4().hex}"
     late = make_instance("Late", **{name: lambda ctx: Cont(ctx + 1)})
     other = module("other", before_probe=passing)
@@ -379,8 +380,10 @@ def test_a_point_declared_after_compiling_dispatches_through_its_callbacks(form:
         callbacks = compile_callbacks(callbacks)
     elif form == "sum":
         callbacks = compile_callbacks([other]) + compile_callbacks([late])
-    assert run_before(callbacks, BEFORE, 1) == Cont(1)  # dispatched before the declaration
+    with pytest.raises(InvalidCallbacks, match=f"defines {name!r}"):
+        run_before(callbacks, BEFORE, 1)  # dispatched before the declaration
     point: BeforePoint[int, str] = BeforePoint(name)
+    assert run_before(callbacks, BEFORE, 1) == Cont(1)
     if form == "async":
         assert asyncio.run(arun_before(callbacks, point, 1)) == Cont(2)
     else:
