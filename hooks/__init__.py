@@ -46,9 +46,12 @@ untouched). A callbacks list is validated before any callback runs: a callback n
 at least one hook-shaped method (a declared point's name, ``on_event``, or a
 ``before_`` / ``after_`` / ``on_`` / ``wrap_`` name), and a name close to a point's
 (``before_modle``) is refused unless it contains a point's name as whole words
-(``before_model_hook``). Async dispatch awaits ``async def`` methods and calls plain
-ones, except wraps: ``arun_wrap`` takes ``async def`` wraps only, since a plain one
-could not await its ``call_next``.
+(``before_model_hook``). When a dispatch starts, every hook-shaped name (those
+prefixes, or another library's hook name such as ``before_tool_call``) must name a
+point declared by then or be such a helper: a guard that would never be called is
+``InvalidCallbacks`` with a did-you-mean (see ``docs/hooks.md``). Async dispatch
+awaits ``async def`` methods and calls plain ones, except wraps: ``arun_wrap`` takes
+``async def`` wraps only, since a plain one could not await its ``call_next``.
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -28,7 +28,7 @@ from hooks._errors import InvalidCallbacks, describe
 from hooks._points import AnyPoint, declarations
 from hooks._validate import Fn, check_method
 from hooks._validate import is_async as _is_async
-from hooks._verdicts import Verdict, validate
+from hooks._verdicts import Verdict, refuse_unmatched_names, validate
 
 __all__ = ["CompiledCallbacks", "compile_callbacks"]
 
@@ -60,7 +60,7 @@ class CompiledCallbacks:
     Build it with ``compile_callbacks``; pass it anywhere a callbacks list goes.
     """
 
-    __slots__ = ("_chains", "_generation", "_sync", "_verdicts", "callbacks")
+    __slots__ = ("_chains", "_generation", "_ready", "_sync", "_verdicts", "callbacks")
 
     def __init__(self, callbacks: Sequence[object], /) -> None:
         given: object = callbacks  # checked as callers without a type checker pass it
@@ -77,9 +77,17 @@ class CompiledCallbacks:
         # Point name -> methods, for each chain sync dispatch may run as it is: the sync
         # dispatchers' one lookup per call. A point missing here is async or not built yet.
         self._sync: dict[str, tuple[Fn, ...]] = {}
+        # The generation at which no callback had an unmatched hook-shaped name (-1: not
+        # asked yet). Asked when a chain is first built: when a dispatch starts.
+        self._ready = -1
 
     def chain(self, name: str, kind: str) -> Chain:
-        """The chain for the point called ``name``, built (and validated) on first use."""
+        """The chain for the point called ``name``, built (and validated) on first use.
+
+        Building the first chain (a dispatch or a run starting) also refuses, with
+        ``InvalidCallbacks``, a callback with a hook-shaped name that matches no point
+        declared by then (``hooks._peers``): asked once per list and generation.
+        """
         chain = self._chains.get(name)
         if chain is not None:
             return chain
@@ -96,6 +104,14 @@ class CompiledCallbacks:
         except KeyError:
             layout = _layout(verdicts, name)
             _remember(key, layout)
+        if self._ready != generation:
+            # A layout knows its verdicts have no unmatched name and no instance dict to
+            # read: then there is nothing to ask (the common case costs one read).
+            if layout is None or layout.names_to_check:
+                for callback, verdict in zip(self.callbacks, verdicts, strict=True):
+                    if verdict is None or verdict.unmatched or verdict.has_dict:
+                        refuse_unmatched_names(callback, verdict)
+            self._ready = generation
         chain = None if layout is None else layout.chain(self.callbacks, name)
         if chain is None:
             chain = self._build(name, kind)
@@ -134,6 +150,7 @@ class CompiledCallbacks:
         combined._verdicts = self._verdicts + other._verdicts
         combined._chains = {}
         combined._sync = {}
+        combined._ready = min(self._ready, other._ready)
         return combined
 
     def __len__(self) -> int:
@@ -178,7 +195,16 @@ class _Layout:
     (replaced, added or removed since), and an instance holding the name itself.
     """
 
-    __slots__ = ("asyncs", "bind", "checks", "every", "fns", "instances", "positions")
+    __slots__ = (
+        "asyncs",
+        "bind",
+        "checks",
+        "every",
+        "fns",
+        "instances",
+        "names_to_check",
+        "positions",
+    )
 
     def __init__(
         self,
@@ -191,6 +217,7 @@ class _Layout:
         checks: tuple[tuple[object, object], ...],
         instances: tuple[int, ...],
         size: int,
+        names_to_check: bool,
     ) -> None:
         self.positions: Final = positions  # the callbacks defining the point
         self.fns: Final = fns  # their validated functions (a module's: its hook itself)
@@ -202,6 +229,9 @@ class _Layout:
         # (class or module, its attribute of the point's name when validated, or None)
         self.checks: Final = checks
         self.instances: Final = instances  # the callbacks with a __dict__ of their own
+        # Whether a dispatch starting must ask for unmatched hook-shaped names: some
+        # verdict has one, or an instance's own attributes may add one.
+        self.names_to_check: Final = names_to_check
 
     def chain(self, callbacks: tuple[object, ...], name: str) -> Chain | None:
         """The chain of ``callbacks`` at ``name``; ``None`` when it must be found one by one."""
@@ -224,9 +254,11 @@ def _layout(verdicts: tuple[Verdict | None, ...], name: str) -> _Layout | None:
     checks: dict[int, tuple[object, object]] = {}
     instances: list[int] = []
     kinds: set[bool] = set()
+    unmatched = False
     for index, verdict in enumerate(verdicts):
         if verdict is None or name in verdict.dynamic:
             return None  # computed attributes, or a hook that is no plain function
+        unmatched = unmatched or bool(verdict.unmatched)
         known = verdict.hooks.get(name)
         checks[id(verdict.owner)] = (verdict.owner, None if known is None else known[0])
         if verdict.has_dict:
@@ -247,6 +279,7 @@ def _layout(verdicts: tuple[Verdict | None, ...], name: str) -> _Layout | None:
         checks=tuple(checks.values()),
         instances=tuple(instances),
         size=len(verdicts),
+        names_to_check=bool(instances) or unmatched,
     )
 
 

@@ -15,6 +15,7 @@ PEP 678 note naming the callback and the hook point.
 
 from __future__ import annotations
 
+from types import BuiltinFunctionType, FunctionType, MethodType
 from typing import final
 
 __all__ = ["Described", "HookError", "HookTimeout", "InvalidCallbacks", "InvalidResult", "StopRun"]
@@ -112,9 +113,14 @@ class Described:
 
 
 def describe(callback: object) -> str:
-    """Name a callback for messages: ``module 'guards'`` or ``Audit instance``."""
+    """Name a callback for messages: ``module 'guards'`` or ``Audit instance``.
+
+    A function or method (a wrap's operation) is ``function 'call_tool'``.
+    """
     if isinstance(callback, Described):
         return callback._description()
+    if isinstance(callback, (FunctionType, MethodType, BuiltinFunctionType)):
+        return f"function {callback.__qualname__!r}"
     name = getattr(callback, "__name__", None)
     if isinstance(name, str) and type(callback).__name__ == "module":
         return f"module {name!r}"

@@ -61,19 +61,21 @@ class Trace:
     deciding callback (the module or object, as listed):
 
     - before: the one whose ``Halt`` was returned (the last under ``continue_on_halt``),
-      else the last whose ``Cont`` carried another context object than it was given;
-    - after: the last whose result was not the very outcome it received;
+      else the last whose ``Cont`` carried a different context than it was given;
+    - after: the last whose result was a different outcome than it received;
     - error: the one that returned the ``Retry`` or ``Fallback``, else the last that
-      returned another ``Failure`` object than it was given;
-    - wrap: the outermost whose outcome was not the very one its last ``call_next``
-      gave back (it answered itself or replaced the outcome);
+      returned a different ``Failure`` than it was given;
+    - wrap: the outermost whose outcome was different from the one its last
+      ``call_next`` gave back (it answered itself or replaced the outcome);
     - raised: the one that raised, or returned an illegal result (the first one under
       ``continue_on_error``); at a wrap point, the wrap the exception came from, not
       the wraps it passed out through.
 
-    ``None`` means no callback changed anything. A dispatch without a trace runs the
-    fast loops and records nothing; one with a trace takes the general path. One trace
-    may be reused by dispatches that do not overlap.
+    Different means neither the same object nor equal (``==``) to it: a callback that
+    returns a new but equal context or outcome (``Cont(replace(ctx))`` that changed no
+    field) replaced nothing. ``None`` means no callback changed anything. A dispatch
+    without a trace runs the fast loops and records nothing; one with a trace takes the
+    general path. One trace may be reused by dispatches that do not overlap.
     """
 
     __slots__ = ("callback",)

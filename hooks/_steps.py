@@ -19,7 +19,7 @@ from hooks._policy import DispatchPolicy, Trace
 from hooks._results import Cont
 from hooks._rules import invalid, legal
 
-__all__ = ["arun_steps", "chain_failure", "note", "run_steps"]
+__all__ = ["arun_steps", "chain_failure", "equal", "note", "run_steps"]
 
 
 def run_steps(
@@ -144,14 +144,17 @@ class _Run:
         if tag.ends:
             self.ended, self.ended_by = result, owner
             return not (self.before and self.policy.continue_on_halt)
+        # What is handed on is the new object; only a trace asks whether it differs.
         if tag.hands_on == "payload":
             payload = tag.read(result)
             if payload is not self.ctx:
+                if self.trace is not None and not equal(payload, self.ctx):
+                    self.changed_by = owner
                 self.ctx = self.current = payload
-                self.changed_by = owner
         else:
+            if self.trace is not None and not equal(result, self.current):
+                self.changed_by = owner
             self.current = result
-            self.changed_by = owner
         return False
 
     def finish(self) -> Any:
@@ -175,6 +178,22 @@ class _Run:
             chain_failure(exc, self.current)
         if self.error is None:
             self.error, self.error_by = exc, owner
+
+
+def equal(new: object, old: object) -> bool:
+    """Whether ``new`` is ``old`` or equal to it: a callback that handed it on replaced nothing.
+
+    ``Cont(replace(ctx))`` that changed no field, ``Success(x)`` for an outcome of ``x``:
+    the trace does not credit them. An ``__eq__`` that raises, or answers something
+    that is not a plain ``bool``, counts as different (the callback is credited).
+    """
+    if new is old:
+        return True
+    try:
+        answer = new == old
+    except Exception:
+        return False
+    return answer is True
 
 
 def note(exc: BaseException, owner: object, name: str) -> None:

@@ -12,8 +12,11 @@ callback runs:
   name as whole underscore-separated words (``before_model_hook``, ``after_tool_call``,
   ``log_before_model``), which marks a helper extending the hook's name;
 - a callback defines at least one hook-shaped public attribute: a declared point's
-  name, ``on_event``, or a name starting with ``before_``, ``after_``, ``on_`` or
-  ``wrap_``. The prefixes let a method wait for a point declared later.
+  name, ``on_event``, a name starting with ``before_``, ``after_``, ``on_`` or
+  ``wrap_``, or a peer library's hook name (``_peers.PEERS``). The prefixes let a
+  method wait for a point declared later -- but only until a dispatch starts: then
+  every hook-shaped name must name a declared point or be a helper, else the list is
+  refused (``_peers``; ``CompiledCallbacks.chain`` asks, once per list).
 
 The checks are cached per class and module by ``_verdicts``; misspellings are found
 by ``_spelling``.
@@ -27,6 +30,7 @@ from collections.abc import Callable
 from typing import Any, Final, NoReturn
 
 from hooks._errors import InvalidCallbacks, describe
+from hooks._peers import HOOK_PREFIXES, PEERS, hook_shaped, unmatched
 from hooks._points import SIGNATURES, kind_of
 from hooks._spelling import misspells
 
@@ -43,7 +47,6 @@ __all__ = [
 ]
 
 Fn = Callable[..., Any]
-HOOK_PREFIXES: Final = ("before_", "after_", "on_", "wrap_")
 
 
 def check_method(callback: object, name: str, fn: object, kind: str) -> Fn:
@@ -119,10 +122,12 @@ def check_names(
     namespace: dict[str, object],
     read: Callable[[object, str], object] | None = None,
     hooks: dict[str, tuple[object, bool]] | None = None,
+    pending: list[str] | None = None,
 ) -> bool:
     """Check the public names of ``namespace``; whether one of them is hook-shaped.
 
     A hook's value is ``read(callback, name)`` (``getattr``) or the namespace's own.
+    The hook-shaped names that match no point yet join ``pending``.
     """
     hookish = False
     for name, value in namespace.items():
@@ -131,7 +136,10 @@ def check_names(
         kind = kind_of(name)
         if kind is None:
             check_name(callback, name)
-            hookish = hookish or name.startswith(HOOK_PREFIXES)
+            if hook_shaped(name):
+                hookish = True
+                if pending is not None and unmatched(name):
+                    pending.append(name)
             continue
         hookish = True
         fn = check_method(callback, name, value if read is None else read(callback, name), kind)
@@ -144,8 +152,8 @@ def check_own(callback: object, own: dict[str, object], plain: set[str]) -> bool
     """Check an instance's own attributes; whether one of them is hook-shaped.
 
     Names found plain (private, or neither hooks, misspellings nor hook-shaped) join
-    ``plain``, so the next instance of the class skips them; a hook set on an instance
-    is checked every time.
+    ``plain``, so the next instance of the class skips them; a hook or a hook-shaped
+    name set on an instance is checked every time.
     """
     hookish = False
     for name in own:
@@ -160,15 +168,21 @@ def check_own(callback: object, own: dict[str, object], plain: set[str]) -> bool
             hookish = True
             continue
         check_name(callback, name)
-        if name.startswith(HOOK_PREFIXES):
-            hookish = True
+        if hook_shaped(name):
+            hookish = True  # never plain: whether it matches a point is asked per dispatch
         else:
             plain.add(name)
     return hookish
 
 
 def check_name(callback: object, name: str) -> None:
-    """Refuse ``name`` if it misspells a declared point's name, with a did-you-mean hint."""
+    """Refuse ``name`` if it misspells a declared point's name, with a did-you-mean hint.
+
+    A peer library's hook name (``on_llm_error``) is no misspelling: it is refused when a
+    dispatch starts, with the point that does its job (not the closest spelling).
+    """
+    if name in PEERS:
+        return
     close = misspells(name)
     if close is not None:
         msg = (

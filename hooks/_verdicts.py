@@ -23,9 +23,9 @@ import threading
 import types
 from typing import Any, Final, final
 
+from hooks._peers import hook_shaped, refuse_unmatched, unmatched
 from hooks._points import kind_of
 from hooks._validate import (
-    HOOK_PREFIXES,
     check_entry,
     check_method,
     check_name,
@@ -36,7 +36,7 @@ from hooks._validate import (
     refuse_hookless,
 )
 
-__all__ = ["Verdict", "validate"]
+__all__ = ["Verdict", "refuse_unmatched_names", "validate"]
 
 _CACHE_SIZE: Final = 1024
 _MISSING: Final = object()
@@ -57,6 +57,7 @@ class Verdict:
         "plain",
         "quick",
         "size",
+        "unmatched",
     )
 
     def __init__(
@@ -70,6 +71,7 @@ class Verdict:
         hookish: bool,
         has_dict: bool = False,
         size: int = 0,
+        unmatched: tuple[str, ...] = (),
     ) -> None:
         self.owner: Final = owner  # the class or module validated
         self.generation: Final = generation
@@ -79,6 +81,9 @@ class Verdict:
         self.hookish: Final = hookish  # the class or module has a hook-shaped attribute
         self.has_dict: Final = has_dict  # instances have a __dict__ that may add hooks
         self.size: Final = size  # a module's number of attributes when validated
+        # Hook-shaped names matching no point at ``generation`` (nor helpers): refused
+        # when a dispatch starts, unless their point is declared by then (a new verdict).
+        self.unmatched: Final = unmatched
         # Instance attribute names seen and found to be neither hooks, misspellings nor
         # hook-shaped: an instance whose own attributes are all here adds nothing.
         self.plain: Final[set[str]] = set()
@@ -135,6 +140,7 @@ def _validate_class(callback: object, generation: int) -> Verdict | None:
         return None
     hooks: dict[str, tuple[object, bool]] = {}
     dynamic: list[str] = []
+    pending: list[str] = []
     hookish = False
     for name in dir(cls):
         if not public(name):
@@ -142,7 +148,10 @@ def _validate_class(callback: object, generation: int) -> Verdict | None:
         kind = kind_of(name)
         if kind is None:
             check_name(callback, name)
-            hookish = hookish or name.startswith(HOOK_PREFIXES)
+            if hook_shaped(name):
+                hookish = True
+                if unmatched(name):
+                    pending.append(name)
             continue
         hookish = True
         raw = _static(cls, name)
@@ -159,6 +168,7 @@ def _validate_class(callback: object, generation: int) -> Verdict | None:
         dynamic=tuple(dynamic),
         hookish=hookish,
         has_dict=hasattr(callback, "__dict__"),
+        unmatched=tuple(pending),
     )
     _remember(_types, cls, verdict)
     return verdict
@@ -171,12 +181,38 @@ def _validate_module(module: object, generation: int) -> Verdict | None:
         return None
     size = len(namespace)
     hooks: dict[str, tuple[object, bool]] = {}
-    hookish = check_names(module, dict(namespace), hooks=hooks)
+    pending: list[str] = []
+    hookish = check_names(module, dict(namespace), hooks=hooks, pending=pending)
     if not hookish:
         refuse_hookless(module)
-    verdict = Verdict(module, generation, hooks, bound=False, hookish=True, size=size)
+    verdict = Verdict(
+        module, generation, hooks, bound=False, hookish=True, size=size, unmatched=tuple(pending)
+    )
     _remember(_modules, module, verdict)
     return verdict
+
+
+def refuse_unmatched_names(callback: object, verdict: Verdict | None) -> None:
+    """Refuse ``callback`` if a hook-shaped name of it matches no declared point.
+
+    ``verdict`` is its verdict at the current generation: its class's or module's
+    unmatched names are known; an instance's own names that are not ``plain`` are read.
+    A callback without a verdict (computed attributes) is read in full.
+    """
+    if verdict is None:
+        names = [name for name in dir(callback) if public(name) and unmatched(name)]
+    else:
+        names = list(verdict.unmatched)
+        if verdict.has_dict:
+            own = callback.__dict__
+            if own and not own.keys() <= verdict.plain:
+                names.extend(
+                    name
+                    for name in own
+                    if name not in verdict.plain and public(name) and unmatched(name)
+                )
+    if names:
+        refuse_unmatched(callback, sorted(set(names)))
 
 
 def _validate_fully(callback: object) -> None:

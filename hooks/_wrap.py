@@ -15,7 +15,11 @@ retry or validation loop). The rules:
 - a wrap returns ``Success`` (of the point's value) or ``Failure`` (of an
   ``Exception``); anything else raises ``InvalidResult``, and so does a context of the
   wrong type given to ``call_next`` (raised from ``call_next``, into the wrap);
-- what the operation returns is passed on as it is: it is the caller's code, typed.
+- what the operation returns must be a ``Success`` or a ``Failure``: its payload is
+  passed on as it is (it is the caller's code, typed), but any other value -- a bare
+  result, ``None`` -- comes back as ``Failure(InvalidResult)`` naming the operation,
+  as an exception it raised would (so the operation still runs once, and no raw value
+  reaches a wrap or the caller).
 
 How it runs: one function per level, ``_level(state, index, ctx)``, over one list of
 the dispatch's state. A wrap's ``call_next`` is ``partial(_level, state, index + 1)``,
@@ -42,7 +46,8 @@ from hooks._points import WrapPoint
 from hooks._policy import DEFAULT_POLICY, DispatchPolicy, Trace
 from hooks._results import Outcome
 from hooks._rules import invalid
-from hooks._wrap_steps import arun_nest, bad_context, noted, run_nest
+from hooks._wrap_steps import OUTCOMES as _OUTCOMES
+from hooks._wrap_steps import arun_nest, bad_context, not_an_outcome, noted, run_nest
 
 __all__ = ["arun_wrap", "run_wrap"]
 
@@ -76,9 +81,10 @@ def run_wrap(
             return run_nest(chain, point, ctx, operation, policy=policy, trace=trace)  # type: ignore[no-any-return]
     if not chain.fns:
         try:
-            return operation(ctx)
+            result = operation(ctx)
         except Exception as exc:
             return Failure(exc)
+        return result if result.__class__ in _OUTCOMES else not_an_outcome(operation, point, result)
     return _level([chain.fns, point, operation, _NOTHING, chain], 0, ctx)  # type: ignore[no-any-return]
 
 
@@ -111,9 +117,10 @@ async def arun_wrap(
         raise InvalidCallbacks(msg, callback=owner, attribute=point.name)
     if not chain.fns:
         try:
-            return await operation(ctx)
+            result = await operation(ctx)
         except Exception as exc:
             return Failure(exc)
+        return result if result.__class__ in _OUTCOMES else not_an_outcome(operation, point, result)
     if trace is not None or policy.continue_on_error:
         return await arun_nest(chain, point, ctx, operation, policy=policy, trace=trace)  # type: ignore[no-any-return]
     return await _alevel([chain.fns, point, operation, _NOTHING, chain], 0, ctx)  # type: ignore[no-any-return]
@@ -142,6 +149,8 @@ def _level(state: list[Any], index: int, ctx: Any) -> Any:
                 result = state[2](ctx)
             except Exception as exc:
                 return Failure(exc)
+            if result.__class__ not in _OUTCOMES:
+                result = not_an_outcome(state[2], state[1], result)
             state[3] = result
             return result
     try:
@@ -166,6 +175,8 @@ async def _alevel(state: list[Any], index: int, ctx: Any) -> Any:
                 result = await state[2](ctx)
             except Exception as exc:
                 return Failure(exc)
+            if result.__class__ not in _OUTCOMES:
+                result = not_an_outcome(state[2], state[1], result)
             state[3] = result
             return result
     try:

@@ -13,22 +13,26 @@ drivers differ only in awaiting.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, Final, final
 
-from returns.result import Failure
+from returns.result import Failure, Success
 
 from hooks._compile import Chain
 from hooks._errors import InvalidResult
 from hooks._points import AnyPoint
 from hooks._policy import DispatchPolicy, Trace
 from hooks._rules import invalid, legal
-from hooks._steps import note
+from hooks._steps import equal, note
 
-__all__ = ["arun_nest", "bad_context", "noted", "run_nest"]
+__all__ = ["OUTCOMES", "arun_nest", "bad_context", "not_an_outcome", "noted", "run_nest"]
 
 _UNSET: Final = object()  # a wrap has not called call_next (in its current run)
+
+OUTCOMES: Final = frozenset({Success, Failure})
+"""The classes an operation may return: anything else is ``not_an_outcome``."""
 
 
 def run_nest(
@@ -75,6 +79,9 @@ def _step(nest: _Nest, index: int, ctx: Any) -> Any:
             outcome = nest.operation(ctx)
         except Exception as exc:
             outcome = Failure(exc)
+        else:
+            if outcome.__class__ not in OUTCOMES:
+                outcome = not_an_outcome(nest.operation, nest.point, outcome)
         return nest.left(index, outcome)
     try:
         result = nest.fns[index](ctx, partial(_step, nest, index + 1))
@@ -95,6 +102,9 @@ async def _astep(nest: _Nest, index: int, ctx: Any) -> Any:
             outcome = await nest.operation(ctx)
         except Exception as exc:
             outcome = Failure(exc)
+        else:
+            if outcome.__class__ not in OUTCOMES:
+                outcome = not_an_outcome(nest.operation, nest.point, outcome)
         return nest.left(index, outcome)
     try:
         result = await nest.fns[index](ctx, partial(_astep, nest, index + 1))
@@ -175,7 +185,7 @@ class _Nest:
         if result is not self.last[index] and legal(self.point, result, None) is None:
             self.raised(index, invalid(self.chain.owners[index], self.point, result, None))
             return False
-        self.changed[index] = result is not self.last[index]
+        self.changed[index] = not equal(result, self.last[index])
         return True
 
     def finish(self, trace: Trace | None, outcome: object = _UNSET) -> Any:
@@ -204,6 +214,17 @@ def noted(exc: Exception, chain: Chain, point: AnyPoint, index: int) -> None:
     notes: list[str] = getattr(exc, "__notes__", [])
     if not any(text.endswith(suffix) for text in notes):
         note(exc, chain.owners[index], point.name)
+
+
+def not_an_outcome(operation: object, point: AnyPoint, result: object) -> Failure[InvalidResult]:
+    """``Failure(InvalidResult)`` for an operation that returned ``result``, not an outcome.
+
+    It is what the operation's caller gets in place of ``result``: the operation failed,
+    as if it had raised the error (``Success`` or ``Failure`` was owed).
+    """
+    if inspect.iscoroutine(result):
+        result.close()  # a plain def operation that returned a coroutine: never awaited
+    return Failure(InvalidResult(operation, point.name, result, ("Success", "Failure")))
 
 
 def bad_context(chain: Chain, point: AnyPoint, index: int, ctx: object) -> InvalidResult:

@@ -18,9 +18,9 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal, TypeAlias, cast, get_args
+from typing import Any, Final, Literal, TypeAlias, TypeVar, cast, get_args, overload
 
-from hooks import Approve, Decision, Edit, Reject, Usage
+from hooks import Approve, Decision, Edit, Reject, StateKey, Usage
 from hooks._slots import slot_init
 from runner._pause.codec import (
     _list,
@@ -48,6 +48,9 @@ guards were in force: such a state is refused, naming why."""
 
 MAX_STATE_CHARS: Final = 64 * 1024 * 1024
 """The longest text ``RunState.from_json`` reads (characters, or bytes for ``bytes``)."""
+
+T = TypeVar("T")
+D = TypeVar("D")
 
 StateStatus: TypeAlias = Literal["completed", "stopped", "paused"]
 
@@ -91,8 +94,24 @@ class RunState(Mapping[str, Any]):
         """The requests a paused run waits for, in call order (empty unless paused)."""
         return () if self.frame is None else tuple(self.frame.pending())
 
-    def __getitem__(self, key: str) -> Any:
-        return self.data[key]
+    def __getitem__(self, key: StateKey[Any] | str) -> Any:
+        """The value under ``key`` (a ``StateKey`` or its name); ``KeyError`` when none."""
+        return self.data[key.name if isinstance(key, StateKey) else key]
+
+    def __contains__(self, key: object) -> bool:
+        return (key.name if isinstance(key, StateKey) else key) in self.data
+
+    @overload
+    def get(self, key: StateKey[T], default: D = ..., /) -> T | D: ...
+    @overload
+    def get(self, key: str, default: Any = None, /) -> Any: ...
+    def get(self, key: StateKey[Any] | str, default: Any = None, /) -> Any:
+        """The value stored under ``key`` (a ``StateKey`` or its name), or ``default``.
+
+        As ``State.get``: ``result.state.get(COUNT)`` reads what ``state.set(COUNT, ...)``
+        wrote during the run, typed by the key.
+        """
+        return self.data.get(key.name if isinstance(key, StateKey) else key, default)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.data)

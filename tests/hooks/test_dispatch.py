@@ -850,10 +850,10 @@ def test_misspelled_hook_name_is_refused_with_a_hint(
 
 
 @pytest.mark.parametrize(
-    "attribute", ["model", "before", "after_all", "retry_count", "on_model", "handle_error"]
+    "attribute", ["model", "before", "all_after", "retry_count", "model_on", "handle_error"]
 )
 def test_names_far_from_any_point_are_allowed(make: Make, attribute: str) -> None:
-    """Attributes that are not close to a point's name are left alone."""
+    """Attributes that are not close to a point's name, nor hook-shaped, are left alone."""
     callbacks = [make("helpers", **{attribute: passing}, before_probe=lambda ctx: Cont(ctx + 1))]
     assert run_before(callbacks, BEFORE, 1) == Cont(2)
 
@@ -1020,25 +1020,28 @@ class CountingDir:
 
 
 def test_a_list_is_validated_once(dispatch: Dispatch) -> None:
-    """Dispatching the same unchanged list again does not validate it again."""
+    """Dispatching the same unchanged list again does not validate it again (its names are
+    listed when it is compiled and when its first dispatch starts, then never)."""
     callback = CountingDir()
     callbacks: list[object] = [callback]
     for _ in range(3):
         assert dispatch.before(callbacks, BEFORE, 1) == Cont(2)
         dispatch.after(callbacks, AFTER, Success(1), 1)
-    assert callback.listed == 1
+    assert callback.listed == 2
     callbacks.append(make_module("extra", on_event=listening))
     dispatch.before(callbacks, BEFORE, 1)
-    assert callback.listed == 2
+    assert callback.listed == 4
 
 
 def test_a_compiled_list_is_validated_once(dispatch: Dispatch) -> None:
-    """Building the compiled form validates; dispatching it never does again."""
+    """Building the compiled form validates, its first dispatch checks its names; dispatching
+    it never does either again."""
     callback = CountingDir()
     compiled = compile_callbacks([callback])
+    assert callback.listed == 1
     for _ in range(3):
         assert dispatch.before(compiled, BEFORE, 1) == Cont(2)
-    assert callback.listed == 1
+    assert callback.listed == 2
 
 
 # -- InvalidResult ---------------------------------------------------------------------

@@ -345,9 +345,10 @@ def test_arun_on_error_equals_run_on_error(
 def decided(steps: list[Step], ctx: int, which: str, given: object = None) -> int | None:
     """The index of the callback a ``Trace`` must name, by the reference semantics.
 
-    before: the halting one, else the last whose ``Cont`` carried another object; after
-    and error: the recovering one, else the last that handed on another object; the
-    raising one whenever one raised.
+    before: the halting one, else the last whose ``Cont`` carried a different context;
+    after and error: the recovering one, else the last that handed on a different
+    outcome or failure (different: neither the same object nor equal); the raising one
+    whenever one raised.
     """
     decider: int | None = None
     current = ctx if which == "before" else given
@@ -366,7 +367,7 @@ def decided(steps: list[Step], ctx: int, which: str, given: object = None) -> in
         if isinstance(result, Halt | Retry | Fallback):
             return index
         handed = result.ctx if isinstance(result, Cont) else result
-        if handed is not current:
+        if handed is not current and handed != current:
             decider = index
         current = handed
         if which == "before":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -98,6 +99,85 @@ def test_trace_names_the_last_callback_that_changed_the_outcome(dispatch: Dispat
     assert trace.callback is changer
     dispatch.after([keeper], AFTER, Success(1), 1, trace=trace)
     assert trace.callback is None
+
+
+@dataclass(frozen=True)
+class Box:
+    """A context or value compared by what it holds: a copy is equal, not the same object."""
+
+    value: int
+
+
+def test_trace_names_no_callback_for_an_equal_new_context(dispatch: Dispatch) -> None:
+    """Before: a ``Cont`` carrying a new object equal to the context replaced nothing (as a
+    ``replace(ctx)`` that changed no field); the next callback gets that object."""
+    got: list[object] = []
+
+    def record(ctx: Box) -> Any:
+        got.append(ctx)
+        return Cont(ctx)
+
+    copier = module("copier", before_probe=dispatch.hook(lambda ctx: Cont(replace(ctx))))
+    changer = module("changer", before_probe=dispatch.hook(lambda ctx: Cont(Box(ctx.value + 1))))
+    recorder = module("recorder", before_probe=record)
+    given: Any = Box(1)  # an untyped context at the int probe point
+    trace = Trace()
+    assert dispatch.before([copier, recorder], BEFORE, given, trace=trace) == Cont(given)
+    assert trace.callback is None
+    assert got == [given]
+    assert got[0] is not given
+    assert dispatch.before([changer, copier], BEFORE, given, trace=trace) == Cont(Box(2))
+    assert trace.callback is changer
+
+
+def test_trace_names_no_callback_for_an_equal_new_outcome(dispatch: Dispatch) -> None:
+    """After: ``Success`` of an equal value, made anew, replaced nothing."""
+    copier = module("copier", after_probe=dispatch.hook(lambda o, ctx: Success(o.unwrap())))
+    changer = module("changer", after_probe=dispatch.hook(lambda o, ctx: Success(o.unwrap() + 1)))
+    trace = Trace()
+    assert dispatch.after([copier], AFTER, Success(1), 1, trace=trace) == Success(1)
+    assert trace.callback is None
+    assert dispatch.after([changer, copier], AFTER, Success(1), 1, trace=trace) == Success(2)
+    assert trace.callback is changer
+
+
+def test_trace_names_no_callback_for_an_equal_new_failure(dispatch: Dispatch) -> None:
+    """Error: a new ``Failure`` of the very same exception replaced nothing."""
+    copier = module("copier", on_probe_error=dispatch.hook(lambda f, ctx: Failure(f.failure())))
+    failure: Failure[Exception] = Failure(Boom())
+    trace = Trace()
+    assert dispatch.on_error([copier], ON_ERROR, failure, 1, trace=trace) == failure
+    assert trace.callback is None
+
+
+class Touchy:
+    """A context whose ``==`` raises, or answers something that is not a bool."""
+
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer  # type: ignore[return-value]  # hostile on purpose
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize("answer", [Boom("eq"), "yes", 1], ids=repr)
+def test_a_context_whose_eq_misbehaves_counts_as_replaced(
+    dispatch: Dispatch, answer: object
+) -> None:
+    """A new context whose ``==`` raises or answers no bool is credited to its callback; the
+    dispatch goes on as without a trace."""
+    fresh = Touchy(answer)
+    changer = module("changer", before_probe=dispatch.hook(lambda ctx: Cont(fresh)))
+    trace = Trace()
+    given: Any = Touchy(answer)  # an untyped context at the int probe point
+    result = dispatch.before([changer], BEFORE, given, trace=trace)
+    assert type(result) is Cont
+    assert result._ctx is fresh
+    assert trace.callback is changer
 
 
 def test_trace_names_the_recovering_callback(dispatch: Dispatch) -> None:
@@ -290,7 +370,8 @@ def test_async_dispatch_of_a_plain_chain_honours_continue_on_error(which: str) -
 @pytest.mark.parametrize("form", ["list", "compiled", "sum", "async"])
 def test_a_point_declared_after_compiling_dispatches_through_its_callbacks(form: str) -> None:
     """A point declared after a list was compiled reaches the callbacks that define it, in a
-    list, a compiled form, a sum of compiled forms, or async dispatch."""
+    list, a compiled form, a sum of compiled forms, or async dispatch; a dispatch started
+    before the declaration refuses the list (its method would never be called)."""
     name = f"before_declared_later_{uuid.uuid4().hex}"
     late = make_instance("Late", **{name: lambda ctx: Cont(ctx + 1)})
     other = module("other", before_probe=passing)
@@ -299,8 +380,10 @@ def test_a_point_declared_after_compiling_dispatches_through_its_callbacks(form:
         callbacks = compile_callbacks(callbacks)
     elif form == "sum":
         callbacks = compile_callbacks([other]) + compile_callbacks([late])
-    assert run_before(callbacks, BEFORE, 1) == Cont(1)  # dispatched before the declaration
+    with pytest.raises(InvalidCallbacks, match=f"defines {name!r}"):
+        run_before(callbacks, BEFORE, 1)  # dispatched before the declaration
     point: BeforePoint[int, str] = BeforePoint(name)
+    assert run_before(callbacks, BEFORE, 1) == Cont(1)
     if form == "async":
         assert asyncio.run(arun_before(callbacks, point, 1)) == Cont(2)
     else:

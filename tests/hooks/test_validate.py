@@ -94,13 +94,16 @@ def test_an_instance_attribute_can_be_the_hook() -> None:
 
 
 def test_a_method_for_a_point_declared_later_is_accepted_then_dispatched(kind: str) -> None:
-    """A callback whose only method waits for a point not declared yet compiles, and is
-    dispatched once the point exists."""
-    name = fresh("before_fetch")
-    callbacks = [make(kind, "fetcher", **{name: lambda ctx: Cont(ctx * 2)})]
-    assert run_before(callbacks, BEFORE, 3) == Cont(3)
+    """A callback whose only method waits for a point not declared yet compiles; a dispatch
+    started before the point exists refuses it (the method would never be called); once
+    the point is declared the same compiled list dispatches it."""
+    name = fresh("before_awaited")  # no declared point's name is a word of it: no helper
+    compiled = compile_callbacks([make(kind, "fetcher", **{name: lambda ctx: Cont(ctx * 2)})])
+    with pytest.raises(InvalidCallbacks, match=f"defines {name!r}, which matches no"):
+        run_before(compiled, BEFORE, 3)
     point: BeforePoint[int, str] = BeforePoint(name)
-    assert run_before(callbacks, point, 3) == Cont(6)
+    assert run_before(compiled, point, 3) == Cont(6)
+    assert run_before(compiled, BEFORE, 3) == Cont(3)
 
 
 # -- helper names that extend a hook name ---------------------------------------------
@@ -110,7 +113,7 @@ def test_a_method_for_a_point_declared_later_is_accepted_then_dispatched(kind: s
     "helper",
     [
         "before_model_hook",
-        "after_tool_call",
+        "after_tool_count",
         "log_before_model",
         "on_model_error_count",
         "check_after_model_outcome",

@@ -466,6 +466,46 @@ def test_the_operations_outcome_is_passed_on_unchecked(
 
 
 @pytest.mark.parametrize("trace", [None, Trace()], ids=["fast", "traced"])
+@pytest.mark.parametrize("wraps", [0, 2], ids=["no wraps", "two wraps"])
+@pytest.mark.parametrize("raw", ["3", None, 3], ids=repr)
+def test_an_operation_that_returns_no_outcome_fails_with_invalid_result(
+    mode: str, kind: str, trace: Trace | None, wraps: int, raw: object
+) -> None:
+    """An operation's raw return value (not ``Success`` / ``Failure``) never reaches a wrap or
+    the caller: it comes back as ``Failure(InvalidResult)`` naming the operation, which ran
+    once."""
+    seen: list[object] = []
+
+    async def watching(ctx: int, call_next: CallNext) -> Any:
+        outcome = await call_next(ctx)
+        seen.append(outcome)
+        return outcome
+
+    calls: list[int] = []
+
+    def bare_operation(ctx: int) -> Any:
+        calls.append(ctx)
+        return raw
+
+    callbacks = [wrap(mode, kind, f"W{i}", watching) for i in range(wraps)]
+    result = dispatch(mode, callbacks, WRAP, 1, bare_operation, trace=trace)
+    assert type(result) is Failure
+    error = result.failure()
+    assert type(error) is InvalidResult
+    assert error.value == raw
+    assert error.point == "wrap_probe"
+    assert error.expected == ("Success", "Failure")
+    assert str(error).startswith("function ")
+    assert f".wrap_probe returned {type(raw).__name__} ({raw!r}); expected Success or Failure" in (
+        str(error)
+    )
+    assert calls == [1]
+    assert seen == [result] * wraps
+    if trace is not None:
+        assert trace.callback is None
+
+
+@pytest.mark.parametrize("trace", [None, Trace()], ids=["fast", "traced"])
 @pytest.mark.parametrize("replaced", [Success("new"), Failure(Boom("new"))], ids=repr)
 def test_an_illegal_result_around_a_replaced_outcome_names_its_wrap(
     mode: str, kind: str, trace: Trace | None, replaced: Outcome[str]
@@ -686,17 +726,36 @@ def test_trace_names_the_outermost_wrap_that_decided(mode: str, kind: str) -> No
 
 
 def test_trace_names_a_wrap_that_returns_an_earlier_outcome(mode: str, kind: str) -> None:
-    """A wrap returning an outcome other than its last ``call_next``'s decided."""
+    """A wrap returning an outcome different from its last ``call_next``'s decided."""
+
+    async def first_of_two(ctx: int, call_next: CallNext) -> Any:
+        first = await call_next(ctx)
+        await call_next(ctx + 1)
+        return first
+
+    trace = Trace()
+    callbacks = [wrap(mode, kind, "Outer", identity), wrap(mode, kind, "First", first_of_two)]
+    assert dispatch(mode, callbacks, WRAP, 1, Op(), trace=trace) == Success("1")
+    assert trace.callback is callbacks[1]
+
+
+def test_trace_names_no_wrap_for_an_equal_new_outcome(mode: str, kind: str) -> None:
+    """A wrap that answers with a new outcome equal to its ``call_next``'s replaced nothing,
+    nor does one whose two ``call_next`` gave equal outcomes and that returns the first."""
+
+    async def copy(ctx: int, call_next: CallNext) -> Any:
+        outcome = await call_next(ctx)
+        return Success(outcome.unwrap())
 
     async def first_of_two(ctx: int, call_next: CallNext) -> Any:
         first = await call_next(ctx)
         await call_next(ctx)
         return first
 
-    trace = Trace()
-    callbacks = [wrap(mode, kind, "Outer", identity), wrap(mode, kind, "First", first_of_two)]
-    dispatch(mode, callbacks, WRAP, 1, Op(), trace=trace)
-    assert trace.callback is callbacks[1]
+    trace = stale_trace()
+    callbacks = [wrap(mode, kind, "Copy", copy), wrap(mode, kind, "First", first_of_two)]
+    assert dispatch(mode, callbacks, WRAP, 1, Op(), trace=trace) == Success("1")
+    assert trace.callback is None
 
 
 def test_trace_names_the_wrap_that_raised(mode: str, kind: str) -> None:

@@ -299,6 +299,24 @@ def test_the_result_holds_a_read_only_snapshot_of_the_state(mode: Mode) -> None:
         result.state["count"] = 3  # type: ignore[index]
 
 
+def test_the_results_state_reads_typed_keys_as_the_runs_state_does(mode: Mode) -> None:
+    """``result.state.get(COUNT)``, ``result.state[COUNT]`` and ``COUNT in result.state`` read
+    what the run wrote through the key, as on ``State``; a missing key gives the default."""
+    model = ScriptedModel([calling(ToolCall("c1", "add", {"a": 1, "b": 2})), "done"])
+    with Runner(Agent("assistant", model, tools=[add])) as runner:
+        result = drive(runner, mode, "go", callbacks=[Counter()])
+    count: int | None = result.state.get(COUNT)
+    assert count == 2
+    assert result.state[COUNT] == 2
+    assert COUNT in result.state  # type: ignore[comparison-overlap]  # a Mapping[str, ...]
+    missing = StateKey[int]("missing")
+    assert result.state.get(missing) is None
+    assert result.state.get(missing, 7) == 7
+    assert missing not in result.state  # type: ignore[comparison-overlap]
+    with pytest.raises(KeyError):
+        result.state[missing]
+
+
 class SlowModel:
     """A sync model that sleeps, as a blocking HTTP client would."""
 
@@ -741,3 +759,43 @@ def test_a_stream_closed_early_has_cancelled_its_run_when_aclose_returns() -> No
     model = ScriptedModel([calling(ToolCall("c1", "wait_tool")), "unreached"])
     with Runner(Agent("assistant", model, tools=[wait_tool])) as runner:
         assert asyncio.run(main(runner)) == ["wait_tool"]
+
+
+class MisnamedGuard:
+    """A deny-everything guard named as other libraries name their hooks: never called."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def before_tool_call(self, ctx: ToolContext, /) -> Any:
+        """Deny every tool (if it were ever called)."""
+        self.log.append("guard")
+        return Halt(ToolResult("denied"))
+
+
+@pytest.mark.parametrize("where", ["run", "runner", "agent"])
+def test_a_misnamed_guard_refuses_the_run_before_anything_runs(mode: Mode, where: str) -> None:
+    """A guard whose only method is a peer's hook name refuses the run with a did-you-mean,
+    whether given to the run, the runner or the agent: the tool never runs unguarded."""
+    log: list[str] = []
+    guard = MisnamedGuard(log)
+    ran: list[str] = []
+
+    def dangerous(path: str) -> str:
+        """Delete ``path``."""
+        ran.append(path)
+        return "deleted"
+
+    model = ScriptedModel([calling(ToolCall("c1", "dangerous", {"path": "/etc"})), "done"])
+    agent = Agent(
+        "assistant", model, tools=[dangerous], callbacks=[guard] if where == "agent" else []
+    )
+    with (
+        Runner(agent, callbacks=[guard] if where == "runner" else []) as runner,
+        pytest.raises(InvalidCallbacks, match="did you mean 'before_tool'") as caught,
+    ):
+        drive(runner, mode, "go", callbacks=[guard] if where == "run" else [])
+    assert (caught.value.callback, caught.value.attribute) == (guard, "before_tool_call")
+    assert ran == []
+    assert log == []
+    assert model.calls == 0  # refused before the model was asked anything

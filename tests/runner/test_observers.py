@@ -125,6 +125,33 @@ def test_event_fields(mode: Mode) -> None:
     assert all(start <= t <= end for t in times)
 
 
+def test_a_callback_that_rebuilds_an_equal_request_is_not_named(mode: Mode) -> None:
+    """A ``before_model`` hook that rebuilds the request with nothing changed (a redaction with
+    nothing to redact) decided nothing: its event names no callback; one that changed a
+    message is named."""
+
+    class Rewrite(BeforeModel):
+        def before_model(self, ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
+            messages = tuple(
+                dataclasses.replace(m, content=m.content.replace("secret", "<x>"))
+                for m in ctx.request.messages
+            )
+            request = dataclasses.replace(ctx.request, messages=messages)
+            return Cont(dataclasses.replace(ctx, request=request))
+
+    for message, named in [("what is 2 + 3?", False), ("the secret is 4", True)]:
+        observer = Observer()
+        with Runner(Agent("assistant", ScriptedModel(["ok"]))) as runner:
+            drive(runner, mode, message, callbacks=[observer, Rewrite()])
+        [event] = [e for e in observer.events if e.point == "before_model"]
+        assert event.outcome == "cont"
+        if named:
+            assert event.callback is not None
+            assert event.callback.endswith(".Rewrite instance")
+        else:
+            assert event.callback is None
+
+
 def test_events_are_frozen(mode: Mode) -> None:
     """A ``HookEvent`` cannot be changed by an observer."""
     observer = Observer()
