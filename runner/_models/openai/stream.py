@@ -78,14 +78,31 @@ class StreamReader:
         self._finish: str | None = None
         self._usage: CompletionUsage | None = None
 
+    @property
+    def answered(self) -> bool:
+        """Whether a chunk held the answer's choice."""
+        return self._answered
+
+    @property
+    def finished(self) -> bool:
+        """Whether the answer's choice ended with a finish reason."""
+        return self._finish is not None
+
+    @property
+    def completion_id(self) -> str:
+        """The completion's id, as the last chunk named it (``""`` before any)."""
+        return self._id
+
     def read(self, chunk: ChatCompletionChunk) -> list[TextDelta | ToolCallDelta]:
         """The deltas ``chunk`` holds for the first choice, in order (often one, or none)."""
-        self._id = chunk.id
-        self._model = chunk.model or self._model
-        if chunk.usage is not None:
-            self._usage = chunk.usage
+        # A server may leave out what the SDK's type calls required: absent reads as None.
+        self._id = getattr(chunk, "id", None) or self._id
+        self._model = getattr(chunk, "model", None) or self._model
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self._usage = usage
         out: list[TextDelta | ToolCallDelta] = []
-        for choice in chunk.choices or ():  # null in vLLM's usage chunk
+        for choice in getattr(chunk, "choices", None) or ():  # null in vLLM's usage chunk
             if choice.index:
                 continue  # another of n choices: the answer is the first, as unstreamed
             self._answered = True

@@ -1,0 +1,184 @@
+"""One model call's deadline, and what a server's body says when it is no answer.
+
+``Call`` holds a call's total deadline from the moment it starts: the time the request,
+the answer's headers and every byte of its body may take, together. The SDK's own
+timeout is per read, so a server sending a keep-alive byte every second would hold a
+call forever; the model reads the body itself and checks the deadline at every piece,
+and in ``agenerate`` / ``astream`` every wait runs under ``asyncio.timeout_at``.
+
+The rest turns a body that is no answer into a ``ProviderError`` naming the URL, the
+model, the status, the content type and the first bytes: a body that is not JSON, JSON
+that is no completion, a streamed request answered by something other than an event
+stream, an event whose data is not JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final, final
+
+from runner._errors import ModelTimeout, ProviderError
+
+if TYPE_CHECKING:
+    import httpx2
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+__all__ = ["HEAD", "Call", "check_deadline"]
+
+HEAD: Final = 256
+"""How many bytes of a body a ``ProviderError`` quotes."""
+
+# The SDK's and httpx's timeout classes, told by name as `runner._models.transient` does.
+_TIMEOUTS: Final = frozenset({"APITimeoutError", "TimeoutException"})
+
+
+def check_deadline(value: object) -> float:
+    """``value`` as a deadline in seconds: a positive finite number."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        msg = (
+            "OpenAIChatModel's deadline must be a positive finite number of seconds, "
+            f"got {value!r:.60}"
+        )
+        raise ValueError(msg)
+    return float(value)
+
+
+@final
+class Call:
+    """One model call to ``url``: its deadline, ``seconds`` from now, and its errors."""
+
+    __slots__ = ("end", "model", "seconds", "url")
+
+    def __init__(self, model: str, url: str, seconds: float) -> None:
+        self.model: Final = model
+        self.url: Final = url
+        self.seconds: Final = seconds
+        self.end: Final = time.monotonic() + seconds
+
+    def left(self) -> float:
+        """Seconds until the deadline (0 once it has passed)."""
+        return max(0.0, self.end - time.monotonic())
+
+    def timeout(self, given: object) -> object:
+        """The SDK's per-request ``timeout``: the time left, or ``given`` when shorter."""
+        left = max(self.left(), 0.001)
+        if given is None:
+            return left
+        if isinstance(given, int | float) and not isinstance(given, bool):
+            return min(float(given), left)
+        return given  # an httpx Timeout the caller made: theirs
+
+    def check(self) -> None:
+        """Raise ``ModelTimeout`` if the deadline has passed."""
+        if time.monotonic() >= self.end:
+            raise self.timed_out()
+
+    def timed_out(self) -> ModelTimeout:
+        """The error of this call passing its deadline."""
+        return ModelTimeout(self.model, self.seconds, url=self.url)
+
+    @contextlib.contextmanager
+    def guarded(self) -> Iterator[None]:
+        """A timeout past the deadline becomes ``ModelTimeout``; a lost connection gets a
+        note naming the URL and model and why; anything else passes unchanged."""
+        try:
+            yield
+        except ModelTimeout:
+            raise
+        except Exception as error:
+            names = {cls.__name__ for cls in type(error).__mro__}
+            if (isinstance(error, TimeoutError) or names & _TIMEOUTS) and (
+                time.monotonic() >= self.end - 0.005  # a socket's timer may fire a hair early
+            ):
+                raise self.timed_out() from error
+            if "APIConnectionError" in names:
+                cause = error.__cause__ or error.__context__
+                why = f": {type(cause).__name__}: {cause}" if cause is not None else ""
+                error.add_note(f"model {self.model!r} at {self.url}: no answer{why}")
+            raise
+
+    @contextlib.asynccontextmanager
+    async def within(self) -> AsyncIterator[None]:
+        """Await under the deadline: ``ModelTimeout`` when it passes, whatever is awaited."""
+        loop = asyncio.get_running_loop()
+        timer = asyncio.timeout_at(loop.time() + (self.end - time.monotonic()))
+        try:
+            async with timer:
+                yield
+        except TimeoutError as error:
+            if timer.expired():
+                raise self.timed_out() from error
+            raise
+
+    def error(
+        self,
+        problem: str,
+        response: httpx2.Response,
+        head: bytes | str = b"",
+        *,
+        transient: bool = False,
+    ) -> ProviderError:
+        """A ``ProviderError`` about ``response``, quoting the first bytes of ``head``."""
+        data = head.encode("utf-8", "replace") if isinstance(head, str) else head
+        return ProviderError(
+            problem,
+            url=str(response.url),
+            model=self.model,
+            status=response.status_code,
+            content_type=response.headers.get("content-type"),
+            head=data[:HEAD],
+            transient=transient,
+        )
+
+    def completion(self, response: httpx2.Response, body: bytes) -> ChatCompletion:
+        """``body`` as a chat completion, or a ``ProviderError`` saying why it is none."""
+        from openai.types.chat import ChatCompletion
+
+        data = self._json(response, body, "the body")
+        choices = data.get("choices") if isinstance(data, Mapping) else None
+        if not isinstance(data, dict) or not choices or not isinstance(choices, list):
+            raise self.error("the body is no chat completion: it holds no choices", response, body)
+        first: object = choices[0]
+        if not isinstance(first, Mapping) or not isinstance(first.get("message"), Mapping):
+            raise self.error("the body's first choice holds no message", response, body)
+        return ChatCompletion.construct(**_fields(data))
+
+    def chunk(self, response: httpx2.Response, name: str, data: str) -> ChatCompletionChunk:
+        """One event's data as a completion chunk; an error event raises ``openai.APIError``
+        (as the SDK does), data that is no chunk a ``ProviderError``."""
+        import openai
+        from openai.types.chat import ChatCompletionChunk
+
+        value = self._json(response, data.encode("utf-8", "replace"), "an event's data")
+        if isinstance(value, Mapping) and (value.get("error") or name == "error"):
+            body: Any = value.get("error") or value
+            message = body.get("message") if isinstance(body, Mapping) else None
+            if not isinstance(message, str) or not message:
+                message = "An error occurred during streaming"
+            raise openai.APIError(message, response.request, body=body)
+        if not isinstance(value, dict):
+            raise self.error("an event's data is no completion chunk", response, data)
+        return ChatCompletionChunk.construct(**_fields(value))
+
+    def _json(self, response: httpx2.Response, body: bytes, what: str) -> object:
+        try:
+            return json.loads(body)
+        except ValueError as error:  # JSONDecodeError, or bytes that are no UTF-8
+            # JSON that stops short of its end was cut off on the way: worth a retry.
+            cut = isinstance(error, json.JSONDecodeError) and error.pos >= len(error.doc.rstrip())
+            raise self.error(f"{what} is no JSON", response, body, transient=cut) from None
+
+
+def _fields(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without the one key ``construct`` itself takes."""
+    return {key: value for key, value in data.items() if key != "_fields_set"}
