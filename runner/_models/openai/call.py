@@ -175,7 +175,9 @@ class Call:
             return json.loads(body)
         except ValueError as error:  # JSONDecodeError, or bytes that are no UTF-8
             # JSON that stops short of its end was cut off on the way: worth a retry.
-            cut = isinstance(error, json.JSONDecodeError) and error.pos >= len(error.doc.rstrip())
+            cut = isinstance(error, json.JSONDecodeError) and (
+                error.pos >= len(error.doc.rstrip()) or error.msg.startswith("Unterminated string")
+            )
             raise self.error(f"{what} is no JSON", response, body, transient=cut) from None
 
 
