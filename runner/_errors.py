@@ -210,9 +210,7 @@ class ProviderError(RunnerError):
         where = f"status {status}" if status is not None else "no status"
         kind = f"content type {content_type!r}" if content_type is not None else "no content type"
         first = f"; it began {head!r}" if head else ""
-        super().__init__(
-            f"model {model!r} at {url}: {problem} ({where}, {kind}{first})"
-        )
+        super().__init__(f"model {model!r} at {url}: {problem} ({where}, {kind}{first})")
 
 
 @final
@@ -225,6 +223,4 @@ class ModelTimeout(RunnerError, TimeoutError):
         self.deadline = deadline
         self.url = url
         at = f" at {url}" if url is not None else ""
-        super().__init__(
-            f"model {model!r}{at} did not answer within its deadline of {deadline:g}s"
-        )
+        super().__init__(f"model {model!r}{at} did not answer within its deadline of {deadline:g}s")

@@ -23,10 +23,16 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final, final
 
 from runner._errors import ModelTimeout, ProviderError
+from runner._models.openai.sse import Event
+from runner._models.openai.stream import StreamReader
+from runner._models.openai.wire import from_completion
 
 if TYPE_CHECKING:
     import httpx2
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    from hooks import ModelResponse
+    from runner._events import TextDelta, ToolCallDelta
 
 __all__ = ["HEAD", "Call", "check_deadline"]
 
@@ -139,6 +145,26 @@ class Call:
             head=data[:HEAD],
             transient=transient,
         )
+
+    def answer(self, response: httpx2.Response, body: bytes) -> ModelResponse:
+        """``body`` as the model's answer, or a ``ProviderError`` saying why it is none."""
+        completion = self.completion(response, body)
+        try:
+            return from_completion(completion)
+        except (AttributeError, TypeError) as error:  # a field of the wrong shape
+            problem = f"the body is no chat completion: {error}"
+            raise self.error(problem, response, body) from error
+
+    def deltas(
+        self, response: httpx2.Response, reader: StreamReader, event: Event
+    ) -> list[TextDelta | ToolCallDelta]:
+        """What ``event`` adds to the answer ``reader`` reads, as deltas."""
+        chunk = self.chunk(response, event.name, event.data)
+        try:
+            return reader.read(chunk)
+        except (AttributeError, TypeError) as error:  # a field of the wrong shape
+            problem = f"an event's data is no completion chunk: {error}"
+            raise self.error(problem, response, event.data) from error
 
     def completion(self, response: httpx2.Response, body: bytes) -> ChatCompletion:
         """``body`` as a chat completion, or a ``ProviderError`` saying why it is none."""

@@ -31,7 +31,7 @@ from runner._models.openai.call import HEAD, Call, check_deadline
 from runner._models.openai.clients import OnLoop, closing
 from runner._models.openai.sse import EventReader
 from runner._models.openai.stream import StreamReader
-from runner._models.openai.wire import from_completion, to_messages, to_tools
+from runner._models.openai.wire import to_messages, to_tools
 
 if TYPE_CHECKING:
     import httpx2
@@ -152,7 +152,7 @@ class OpenAIChatModel:
                 call.check()
                 body += piece
             call.check()
-            return from_completion(call.completion(response.http_response, bytes(body)))
+            return call.answer(response.http_response, bytes(body))
 
     async def agenerate(self, request: ModelRequest, /) -> ModelResponse:
         """Answer ``request`` through the async client, within the deadline; what the SDK
@@ -169,7 +169,7 @@ class OpenAIChatModel:
                 body = bytearray()
                 async for piece in response.iter_bytes():
                     body += piece
-        return from_completion(call.completion(response.http_response, bytes(body)))
+        return call.answer(response.http_response, bytes(body))
 
     def stream(self, request: ModelRequest, /) -> Generator[ModelChunk, None, None]:
         """Answer ``request`` as it is generated, through the sync client: deltas, then
@@ -200,7 +200,7 @@ class OpenAIChatModel:
                     if event.data.startswith("[DONE]"):
                         ended = True
                         break
-                    yield from reader.read(call.chunk(http, event.name, event.data))
+                    yield from call.deltas(http, reader, event)
                     call.check()
                 if ended:
                     break
@@ -238,7 +238,7 @@ class OpenAIChatModel:
                         if event.data.startswith("[DONE]"):
                             ended = True
                             break
-                        for delta in reader.read(call.chunk(http, event.name, event.data)):
+                        for delta in call.deltas(http, reader, event):
                             yield delta
                         call.check()
                 _check_ended(call, http, reader, ended=ended)

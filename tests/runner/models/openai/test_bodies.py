@@ -6,6 +6,7 @@ error with a note saying where), transient where a retry may well succeed."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 
 import openai
@@ -270,3 +271,48 @@ def test_a_server_that_is_down_says_where(clean_env: None, mode: Mode) -> None:
     (note,) = error.__notes__
     assert note.startswith("model 'm' at http://127.0.0.1:9/v1/chat/completions: no answer: ")
     assert "ConnectError" in note
+
+
+@pytest.mark.parametrize(
+    "choice",
+    [
+        {"index": 0, "delta": None},
+        {"index": 0},
+        {"index": 0, "delta": {"content": 5}},
+        {"index": 0, "delta": {"tool_calls": [1]}},
+        {"index": 0, "delta": {"tool_calls": [{"index": "a", "function": {"name": "f"}}]}},
+        {"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": 7}}]}},
+        {"index": 0, "delta": {"tool_calls": [{"index": 0, "function": "f"}]}},
+    ],
+)
+def test_a_chunk_of_the_wrong_shape_is_a_provider_error(
+    server: OpenAIServer, model: OpenAIChatModel, mode: Mode, choice: dict[str, object]
+) -> None:
+    """JSON that is no completion chunk (a field missing, null or of another type) is a
+    ``ProviderError`` quoting it, never an ``AttributeError`` from deep inside."""
+    bad = {**chunk(), "choices": [choice]}
+    server.script(streamed(chunk({"content": "a"}), bad))
+    got, error = until_error(model, mode)
+    assert got == [TextDelta("a")]
+    assert isinstance(error, ProviderError)
+    assert error.problem.startswith("an event's data is no completion chunk: ")
+    assert error.head.startswith(b'{"id": "chatcmpl-stream"')
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "assistant", "content": 5},
+        {"role": "assistant", "content": None, "tool_calls": [1]},
+        {"role": "assistant", "content": None, "tool_calls": [{"type": "function"}]},
+    ],
+)
+def test_a_completion_of_the_wrong_shape_is_a_provider_error(
+    server: OpenAIServer, model: OpenAIChatModel, mode: Mode, message: dict[str, object]
+) -> None:
+    """A completion whose message has fields of the wrong shape is a ``ProviderError``."""
+    body = {"id": "c", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    server.script(raw(json.dumps(body).encode(), "application/json"))
+    error = failed(model, mode)
+    assert isinstance(error, ProviderError)
+    assert error.problem.startswith("the body is no chat completion: ")
