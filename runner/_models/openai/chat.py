@@ -9,10 +9,18 @@ and without the extra fails there with the command that installs it.
 through its async client (``Runner.arun``, with no thread hop); ``stream`` and
 ``astream`` are their streamed forms (``Runner.stream``). The clients are made on
 first use, with the SDK's own retries off: hookline's error hooks own every retry, so
-each attempt shows in events and hooks. What the SDK raises (``openai.RateLimitError``,
-``APITimeoutError``, ``APIConnectionError``, ``InternalServerError``,
-``BadRequestError``...) leaves ``generate`` and the streams unchanged, for
-``on_model_error``: a stream raises it before its first delta, or mid-stream.
+each attempt shows in events and hooks.
+
+The SDK sends each request (``with_streaming_response``) and raises its status errors;
+the model reads the body itself, piece by piece (``runner._models.openai.call``): so a
+call keeps its total deadline (``ModelTimeout``), a stream is read as server-sent events
+(``runner._models.openai.sse``) up to ``[DONE]``, and a body that is no answer is a
+``ProviderError`` that says what came. What the SDK raises (``openai.RateLimitError``,
+``APIConnectionError``, ``InternalServerError``, ``BadRequestError``, ``APIError`` for
+an error event mid-stream...) leaves ``generate`` and the streams unchanged, for
+``on_model_error``: a stream raises it before its first delta, or mid-stream. A lost
+connection gets a note naming the URL, the model and the cause; a timeout once the
+deadline has passed becomes ``ModelTimeout``.
 """
 
 from __future__ import annotations
