@@ -61,7 +61,9 @@ class Reply:
     without ``[DONE]``, if any), then one byte
     (``\n``: JSON whitespace, an empty SSE line) per ``keepalive`` and nothing else, for at
     most ``KEEPALIVE_FOR`` seconds or until the client goes. ``silent`` makes one that
-    sends nothing at all for as long, then closes the connection.
+    sends nothing at all for as long, then closes the connection. ``stall`` makes one that
+    sends its headers and ``raw`` (a first piece of the body), then nothing, until the
+    client hangs up (counted in the server's ``hangups``) or ``KEEPALIVE_FOR`` passes.
     """
 
     body: Mapping[str, Any]
@@ -73,6 +75,7 @@ class Reply:
     content_type: str = "application/json"
     keepalive: float | None = None
     silent: bool = False
+    stall: bool = False
 
 
 def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -151,6 +154,11 @@ def silent() -> Reply:
     return Reply({}, silent=True)
 
 
+def stall(first: bytes, content_type: str = "application/json") -> Reply:
+    """A server that sends headers and ``first``, then falls silent until the client goes."""
+    return Reply({}, raw=first, content_type=content_type, stall=True)
+
+
 def keepalive(every: float, content_type: str = "application/json") -> Reply:
     """A server that answers 200 and then only a keep-alive byte every ``every`` seconds."""
     return Reply({}, keepalive=every, content_type=content_type)
@@ -210,6 +218,7 @@ class OpenAIServer:
         self.paths: list[str] = []
         self.unexpected = 0
         self.stopped = False
+        self.hangups = 0
         self._replies: collections.deque[Reply] = collections.deque()
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -290,6 +299,9 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                     time.sleep(0.01)
                 self.close_connection = True
                 return
+            if reply.stall:
+                self.send_stall(reply, reply.raw or b"")
+                return
             if reply.keepalive is not None and reply.events is None:
                 self.start_chunked(reply, reply.content_type)
                 self.send_keepalive(reply.keepalive)
@@ -327,6 +339,25 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(b"0\r\n\r\n")
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
+
+        def send_stall(self, reply: Reply, first: bytes) -> None:
+            """Send the headers and ``first``, then wait, silent, for the client to go."""
+            self.start_chunked(reply, reply.content_type)
+            self.close_connection = True
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(first), first))
+            self.wfile.flush()
+            self.connection.settimeout(0.02)
+            end = time.monotonic() + KEEPALIVE_FOR
+            while time.monotonic() < end and not server.stopped:
+                try:
+                    if self.connection.recv(1) == b"":
+                        with server._lock:  # the server's own lock
+                            server.hangups += 1
+                        return
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
 
         def send_keepalive(self, every: float) -> None:
             """Send a byte per ``every`` seconds until the client goes."""

@@ -3,8 +3,10 @@
 ``Call`` holds a call's total deadline from the moment it starts: the time the request,
 the answer's headers and every byte of its body may take, together. The SDK's own
 timeout is per read, so a server sending a keep-alive byte every second would hold a
-call forever; the model reads the body itself and checks the deadline at every piece,
-and in ``agenerate`` / ``astream`` every wait runs under ``asyncio.timeout_at``.
+call forever; the model reads the body itself and checks the deadline at every piece.
+In ``agenerate`` / ``astream`` every wait runs under ``asyncio.timeout_at``; in
+``generate`` / ``stream`` a timer shuts the response's socket at the deadline, so a read
+blocked on a silent server ends then.
 
 The rest turns a body that is no answer into a ``ProviderError`` naming the URL, the
 model, the status, the content type and the first bytes: a body that is not JSON, JSON
@@ -18,6 +20,8 @@ import asyncio
 import contextlib
 import json
 import math
+import socket
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final, final
@@ -43,17 +47,21 @@ HEAD: Final = 256
 _TIMEOUTS: Final = frozenset({"APITimeoutError", "TimeoutException"})
 
 
+MAX_DEADLINE: Final = 86_400.0
+"""The longest deadline a model call may have: a day (a socket's timeout has a limit)."""
+
+
 def check_deadline(value: object) -> float:
-    """``value`` as a deadline in seconds: a positive finite number."""
+    """``value`` as a deadline in seconds: a positive number, a day at most."""
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
         or not math.isfinite(value)
-        or value <= 0
+        or not 0 < value <= MAX_DEADLINE
     ):
         msg = (
             "OpenAIChatModel's deadline must be a positive finite number of seconds, "
-            f"got {value!r:.60}"
+            f"a day (86400) at most, got {value!r:.60}"
         )
         raise ValueError(msg)
     return float(value)
@@ -63,13 +71,14 @@ def check_deadline(value: object) -> float:
 class Call:
     """One model call to ``url``: its deadline, ``seconds`` from now, and its errors."""
 
-    __slots__ = ("end", "model", "seconds", "url")
+    __slots__ = ("_cut", "end", "model", "seconds", "url")
 
     def __init__(self, model: str, url: str, seconds: float) -> None:
         self.model: Final = model
         self.url: Final = url
         self.seconds: Final = seconds
         self.end: Final = time.monotonic() + seconds
+        self._cut = False  # the watchdog shut the socket at the deadline
 
     def left(self) -> float:
         """Seconds until the deadline (0 once it has passed)."""
@@ -102,6 +111,8 @@ class Call:
         except ModelTimeout:
             raise
         except Exception as error:
+            if self._cut:  # whatever a read on the shut socket raised
+                raise self.timed_out() from error
             names = {cls.__name__ for cls in type(error).__mro__}
             if (isinstance(error, TimeoutError) or names & _TIMEOUTS) and (
                 time.monotonic() >= self.end - 0.005  # a socket's timer may fire a hair early
@@ -112,6 +123,36 @@ class Call:
                 why = f": {type(cause).__name__}: {cause}" if cause is not None else ""
                 error.add_note(f"model {self.model!r} at {self.url}: no answer{why}")
             raise
+
+    @contextlib.contextmanager
+    def watching(self, response: httpx2.Response) -> Iterator[None]:
+        """While a sync call reads ``response``'s body: at the deadline, shut its socket,
+        so that a read waiting on a silent server ends then (the per-read timeout could
+        wait longer). Without a socket to shut (a mock transport) the reads' own checks
+        and timeouts bound the call."""
+        sock = _socket_of(response)
+        if sock is None:
+            yield
+            return
+        lock = threading.Lock()
+        reading = True
+
+        def cut() -> None:
+            with lock:
+                if reading:
+                    self._cut = True
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+
+        timer = threading.Timer(self.left(), cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            with lock:
+                reading = False
+            timer.cancel()
 
     @contextlib.asynccontextmanager
     async def within(self) -> AsyncIterator[None]:
@@ -205,6 +246,17 @@ class Call:
                 error.pos >= len(error.doc.rstrip()) or error.msg.startswith("Unterminated string")
             )
             raise self.error(f"{what} is no JSON", response, body, transient=cut) from None
+
+
+def _socket_of(response: httpx2.Response) -> socket.socket | None:
+    """The socket ``response`` is read from, if its transport says (httpx's does)."""
+    try:
+        stream = response.extensions.get("network_stream")
+        info = getattr(stream, "get_extra_info", None)
+        sock = info("socket") if callable(info) else None
+    except Exception:  # a transport of its own: no socket to tell
+        return None
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def _fields(data: dict[str, Any]) -> dict[str, Any]:

@@ -156,9 +156,10 @@ class OpenAIChatModel:
             ) as response,
         ):
             body = bytearray()
-            for piece in response.iter_bytes():
-                call.check()
-                body += piece
+            with call.watching(response.http_response):
+                for piece in response.iter_bytes():
+                    call.check()
+                    body += piece
             call.check()
             return call.answer(response.http_response, bytes(body))
 
@@ -202,16 +203,17 @@ class OpenAIChatModel:
                 raise _no_event_stream(call, http, _head(pieces, call))
             events = EventReader()
             ended = False
-            for piece in pieces:
-                call.check()
-                for event in events.feed(piece):
-                    if event.data.startswith("[DONE]"):
-                        ended = True
-                        break
-                    yield from call.deltas(http, reader, event)
+            with call.watching(http):
+                for piece in pieces:
                     call.check()
-                if ended:
-                    break
+                    for event in events.feed(piece):
+                        if event.data.startswith("[DONE]"):
+                            ended = True
+                            break
+                        yield from call.deltas(http, reader, event)
+                        call.check()
+                    if ended:
+                        break
             _check_ended(call, http, reader, ended=ended)
         yield reader.response()
 

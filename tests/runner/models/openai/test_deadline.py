@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 from collections.abc import Iterator
 
+import httpx2
 import pytest
 
 from runner import (
@@ -34,6 +36,7 @@ from tests.helpers.openai_server import (
     completion,
     keepalive,
     silent,
+    stall,
 )
 from tests.helpers.runs import Mode, drive, events_of
 
@@ -128,8 +131,37 @@ def test_the_default_deadline_is_finite() -> None:
     assert OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1").deadline == 300.0
 
 
-@pytest.mark.parametrize("bad", [0, -1, math.nan, math.inf, True, "3", None])
+@pytest.mark.parametrize("bad", [0, -1, math.nan, math.inf, 86_401, 1e300, True, "3", None])
 def test_a_deadline_must_be_a_positive_finite_number(bad: object) -> None:
-    """Anything else is refused when the model is made."""
+    """Anything else, or more than a day, is refused when the model is made."""
     with pytest.raises(ValueError, match="deadline must be a positive finite number"):
         OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", deadline=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("streamed_call", [False, True], ids=["whole", "streamed"])
+def test_a_server_silent_mid_body_is_left_at_the_deadline(
+    server: OpenAIServer, mode: Mode, streamed_call: bool
+) -> None:
+    """A first piece of the body, then silence, under a per-read timeout far longer than the
+    deadline (the caller's ``httpx`` timeout): the call still ends with ``ModelTimeout``
+    and hangs up while the server is still waiting (sync: the deadline shuts the socket)."""
+    made = OpenAIChatModel(
+        "test-model", base_url=server.url, deadline=DEADLINE, timeout=httpx2.Timeout(30.0)
+    )
+    if streamed_call:
+        server.script(stall(b'data: {"id": "chatcmpl-1", ', "text/event-stream"))
+    else:
+        server.script(stall(b'{"id": "chatcmpl-1", '))
+    _, error = raised(made, mode, streamed=streamed_call)
+    made.close()
+    assert isinstance(error, ModelTimeout)
+    assert wait_for_hangup(server)
+
+
+def wait_for_hangup(server: OpenAIServer) -> bool:
+    """Whether the server saw the client hang up (it looks for ``KEEPALIVE_FOR`` at most)."""
+    for _ in range(200):
+        if server.hangups:
+            return True
+        threading.Event().wait(0.01)
+    return bool(server.hangups)
