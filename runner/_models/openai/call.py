@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import json
 import math
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final, final
 
 from runner._errors import ModelTimeout, ProviderError
@@ -134,25 +136,17 @@ class Call:
         if sock is None:
             yield
             return
-        lock = threading.Lock()
-        reading = True
 
         def cut() -> None:
-            with lock:
-                if reading:
-                    self._cut = True
-                    with contextlib.suppress(OSError):
-                        sock.shutdown(socket.SHUT_RDWR)
+            self._cut = True
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
-        timer = threading.Timer(self.left(), cut)
-        timer.daemon = True
-        timer.start()
+        watch = _WATCHDOG.watch(self.end, cut)
         try:
             yield
         finally:
-            with lock:
-                reading = False
-            timer.cancel()
+            _WATCHDOG.cancel(watch)
 
     @contextlib.asynccontextmanager
     async def within(self) -> AsyncIterator[None]:
@@ -246,6 +240,81 @@ class Call:
                 error.pos >= len(error.doc.rstrip()) or error.msg.startswith("Unterminated string")
             )
             raise self.error(f"{what} is no JSON", response, body, transient=cut) from None
+
+
+@final
+class _Watch:
+    """One socket to shut at a deadline, unless the call ends first."""
+
+    __slots__ = ("action", "done")
+
+    def __init__(self, action: Callable[[], None]) -> None:
+        self.action: Final = action
+        self.done = False
+
+
+@final
+class _Watchdog:
+    """One daemon thread, started on first use, that runs each ``_Watch`` due at its
+    deadline; a watch cancelled first never runs. Firing and cancelling take one lock, so
+    a call that ended is never cut. Cancelled watches leave the heap when they reach its
+    top, or all at once when they are most of it."""
+
+    __slots__ = ("_cancelled", "_changed", "_heap", "_order", "_thread")
+
+    def __init__(self) -> None:
+        self._changed: Final = threading.Condition()
+        self._heap: list[tuple[float, int, _Watch]] = []
+        self._order: Final = itertools.count()
+        self._cancelled = 0
+        self._thread: threading.Thread | None = None
+
+    def watch(self, end: float, action: Callable[[], None]) -> _Watch:
+        """Run ``action`` at ``end`` (``time.monotonic``), unless cancelled before."""
+        watch = _Watch(action)
+        with self._changed:
+            heapq.heappush(self._heap, (end, next(self._order), watch))
+            if self._thread is None or not self._thread.is_alive():  # first, or forked
+                self._thread = threading.Thread(
+                    target=self._run, name="hookline-model-deadlines", daemon=True
+                )
+                self._thread.start()
+            elif self._heap[0][2] is watch:
+                self._changed.notify()  # sooner than the one it waits for
+        return watch
+
+    def cancel(self, watch: _Watch) -> None:
+        """Never run ``watch``'s action (if it has not run yet)."""
+        with self._changed:
+            if watch.done:
+                return
+            watch.done = True
+            self._cancelled += 1
+            if self._cancelled > 64 and self._cancelled * 2 > len(self._heap):
+                self._heap = [entry for entry in self._heap if not entry[2].done]
+                heapq.heapify(self._heap)
+                self._cancelled = 0
+
+    def _run(self) -> None:
+        with self._changed:
+            while True:
+                while self._heap and self._heap[0][2].done:
+                    heapq.heappop(self._heap)
+                    self._cancelled = max(0, self._cancelled - 1)
+                if not self._heap:
+                    self._changed.wait()
+                    continue
+                wait = self._heap[0][0] - time.monotonic()
+                if wait > 0:
+                    self._changed.wait(wait)
+                    continue
+                _, _, watch = heapq.heappop(self._heap)
+                watch.done = True
+                with contextlib.suppress(Exception):  # nothing may end the thread
+                    watch.action()
+
+
+_WATCHDOG: Final = _Watchdog()
 
 
 def _socket_of(response: httpx2.Response) -> socket.socket | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
+import time
 from collections.abc import Iterator
 
 import httpx2
@@ -29,6 +30,7 @@ from runner import (
     TextDelta,
     is_transient,
 )
+from runner._models.openai.call import _Watchdog  # pyright: ignore[reportPrivateUsage]
 from tests.helpers.openai_server import (
     OpenAIServer,
     Reply,
@@ -165,3 +167,16 @@ def wait_for_hangup(server: OpenAIServer) -> bool:
             return True
         threading.Event().wait(0.01)
     return bool(server.hangups)
+
+
+def test_the_watchdog_runs_what_is_due_and_never_what_was_cancelled() -> None:
+    """The sync calls' deadline thread: a watch due runs once; one cancelled before its
+    time (a call that ended) never runs, so a connection back in the pool is never cut."""
+    watchdog = _Watchdog()
+    due, cancelled = threading.Event(), threading.Event()
+    kept = watchdog.watch(time.monotonic() + 0.5, cancelled.set)
+    watchdog.watch(time.monotonic(), due.set)
+    watchdog.cancel(kept)
+    assert due.wait(5)
+    assert not cancelled.wait(0.7)
+    watchdog.cancel(kept)  # twice is harmless
