@@ -73,6 +73,17 @@ def until_error(model: OpenAIChatModel, mode: Mode) -> tuple[list[object], Excep
     raise AssertionError(f"the stream ended without an error: {got}")
 
 
+def collect(model: OpenAIChatModel, mode: Mode) -> list[object]:
+    """Every item of a stream that must not fail."""
+    if mode == "sync":
+        return list(model.stream(HELLO))
+
+    async def drain() -> list[object]:
+        return [item async for item in model.astream(HELLO)]
+
+    return asyncio.run(drain())
+
+
 def failed(model: OpenAIChatModel, mode: Mode) -> Exception:
     """What ``generate`` / ``agenerate`` raised."""
     try:
@@ -107,19 +118,7 @@ def test_a_finish_reason_without_done_is_a_whole_answer(
 ) -> None:
     """A server that never sends ``[DONE]`` but ended the choice loses nothing."""
     server.script(streamed(chunk({"content": "ok"}, finish_reason="stop"), done=False))
-    got, _ = collect_or_error(model, mode)
-    assert got[-1] == ModelResponse("ok", finish_reason="stop", model="test-model")
-
-
-def collect_or_error(model: OpenAIChatModel, mode: Mode) -> tuple[list[object], None]:
-    """Every item of a stream that must not fail."""
-    if mode == "sync":
-        return list(model.stream(HELLO)), None
-
-    async def drain() -> list[object]:
-        return [item async for item in model.astream(HELLO)]
-
-    return asyncio.run(drain()), None
+    assert collect(model, mode)[-1] == ModelResponse("ok", finish_reason="stop", model="test-model")
 
 
 def test_a_cut_off_stream_is_retried_and_only_the_whole_answer_saved(
