@@ -106,8 +106,8 @@ class Call:
 
     @contextlib.contextmanager
     def guarded(self) -> Iterator[None]:
-        """A timeout past the deadline becomes ``ModelTimeout``; a lost connection gets a
-        note naming the URL and model and why; anything else passes unchanged."""
+        """A timeout past the deadline becomes ``ModelTimeout``; a lost connection's
+        message names the URL, the model and why; anything else passes unchanged."""
         try:
             yield
         except ModelTimeout:
@@ -120,10 +120,15 @@ class Call:
                 time.monotonic() >= self.end - 0.005  # a socket's timer may fire a hair early
             ):
                 raise self.timed_out() from error
-            if "APIConnectionError" in names:
+            if "APIConnectionError" in names and len(error.args) == 1:
+                # The SDK says only "Connection error.": its message names where and why
+                # now, its type (what handlers test) unchanged.
                 cause = error.__cause__ or error.__context__
                 why = f": {type(cause).__name__}: {cause}" if cause is not None else ""
-                error.add_note(f"model {self.model!r} at {self.url}: no answer{why}")
+                said = f"{error.args[0]} model {self.model!r} at {self.url}: no answer{why}"
+                error.args = (said,)
+                if isinstance(getattr(error, "message", None), str):
+                    error.message = said  # type: ignore[attr-defined]  # the SDK's own field
             raise
 
     @contextlib.contextmanager

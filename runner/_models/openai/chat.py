@@ -19,7 +19,7 @@ call keeps its total deadline (``ModelTimeout``), a stream is read as server-sen
 ``APIConnectionError``, ``InternalServerError``, ``BadRequestError``, ``APIError`` for
 an error event mid-stream...) leaves ``generate`` and the streams unchanged, for
 ``on_model_error``: a stream raises it before its first delta, or mid-stream. A lost
-connection gets a note naming the URL, the model and the cause; a timeout once the
+connection's message names the URL, the model and the cause; a timeout once the
 deadline has passed becomes ``ModelTimeout``.
 """
 

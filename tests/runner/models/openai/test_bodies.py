@@ -262,14 +262,15 @@ def test_an_event_that_is_no_json_is_a_provider_error(
 
 def test_a_server_that_is_down_says_where(clean_env: None, mode: Mode) -> None:
     """A refused connection stays ``openai.APIConnectionError`` (its type is what handlers
-    test), with a note naming the URL, the model and the cause."""
+    test), its message naming the URL, the model and the cause."""
     model = OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1")  # discard port: refused
     error = failed(model, mode)
     model.close()
     assert type(error) is openai.APIConnectionError
-    (note,) = error.__notes__
-    assert note.startswith("model 'm' at http://127.0.0.1:9/v1/chat/completions: no answer: ")
-    assert "ConnectError" in note
+    said = "Connection error. model 'm' at http://127.0.0.1:9/v1/chat/completions: no answer: "
+    assert str(error).startswith(said)
+    assert error.message == str(error)
+    assert "ConnectError" in str(error)
 
 
 @pytest.mark.parametrize(
