@@ -12,6 +12,8 @@
           +-- ResumeRefused (also RuntimeError)       a RunState that cannot go on here
           +-- InvalidDecisions (also ValueError)      resume's decisions don't fit its requests
           +-- SessionBusy (also RuntimeError)         another run holds the session's lease
+          +-- ProviderError                           a model server's answer is no answer
+          +-- ModelTimeout (also TimeoutError)        a model call passed its deadline
 
 Tool errors reach ``on_tool_error`` like any exception a tool raises; unrecovered,
 they become an error ``ToolResult`` the model sees.
@@ -26,6 +28,8 @@ from hooks import HookError
 __all__ = [
     "InvalidDecisions",
     "MaxStepsExceeded",
+    "ModelTimeout",
+    "ProviderError",
     "ResumeRefused",
     "RunnerError",
     "ScriptExhausted",
@@ -173,3 +177,50 @@ class SessionBusy(RunnerError, RuntimeError):
             f"session {session_id!r} of user {user_id!r} is busy: run {holder!r} holds its "
             "lease; a session takes one run at a time (try again when that run has ended)"
         )
+
+
+@final
+class ProviderError(RunnerError):
+    """A model server answered something that is no answer: ``problem`` says what.
+
+    It names where the answer came from and what it was: ``url``, ``model``, the HTTP
+    ``status``, the ``content_type`` and the first bytes of the body (``head``).
+    ``transient`` says whether the same request may well succeed again (a stream cut
+    off before its end) or not (a server that answers HTML); ``RetryTransient`` reads it.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        url: str,
+        model: str,
+        status: int | None = None,
+        content_type: str | None = None,
+        head: bytes = b"",
+        transient: bool = False,
+    ) -> None:
+        self.problem = problem
+        self.url = url
+        self.model = model
+        self.status = status
+        self.content_type = content_type
+        self.head = head
+        self.transient = transient
+        where = f"status {status}" if status is not None else "no status"
+        kind = f"content type {content_type!r}" if content_type is not None else "no content type"
+        first = f"; it began {head!r}" if head else ""
+        super().__init__(f"model {model!r} at {url}: {problem} ({where}, {kind}{first})")
+
+
+@final
+class ModelTimeout(RunnerError, TimeoutError):
+    """A model call did not finish within its total ``deadline`` (seconds), ``model`` names
+    the model. Transient: ``RetryTransient`` retries it, as any ``TimeoutError``."""
+
+    def __init__(self, model: str, deadline: float, *, url: str | None = None) -> None:
+        self.model = model
+        self.deadline = deadline
+        self.url = url
+        at = f" at {url}" if url is not None else ""
+        super().__init__(f"model {model!r}{at} did not answer within its deadline of {deadline:g}s")

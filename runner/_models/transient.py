@@ -5,10 +5,16 @@ Read off the error by duck typing, so no provider's SDK is imported to tell.
 
 1. an ``x-should-retry: true`` / ``false`` response header decides (OpenAI's SDKs send
    it, and theirs are the retries hookline turns off);
-2. else an HTTP status -- ``status_code`` or ``status``, an int within 100-599, on the
+2. else the error's own ``transient`` attribute, if it is a bool (``ProviderError``);
+3. else an HTTP status -- ``status_code`` or ``status``, an int within 100-599, on the
    error or on its ``response`` -- is transient when it is 408 (timeout), 409 (lock
    conflict), 429 (rate limit) or >= 500, and not otherwise (a 400 is not retried);
-3. else builtin ``TimeoutError`` (``asyncio.TimeoutError`` is the same class) and
+4. else the error body's ``type`` or ``code`` (the error's ``body``, or the ``error``
+   object inside it) when it names a server-side failure: ``server_error``,
+   ``api_error``, ``overloaded_error``, ``rate_limit_error``, ``rate_limit_exceeded``,
+   ``service_unavailable``, ``timeout`` -- an error a server sends mid-stream, as an SSE
+   ``error`` event, has a body and no status (the openai SDK raises it as ``APIError``);
+5. else builtin ``TimeoutError`` (``asyncio.TimeoutError`` is the same class) and
    ``ConnectionError`` are, and so is an error with a class named ``APITimeoutError``,
    ``APIConnectionError`` (the openai and anthropic SDKs), ``TimeoutException``,
    ``NetworkError`` or ``RemoteProtocolError`` (httpx) among its bases.
@@ -30,6 +36,18 @@ from typing import Any, Final
 __all__ = ["is_transient", "retry_after"]
 
 _STATUSES: Final = frozenset({408, 409, 429})  # and every status >= 500
+# Error body types and codes of a failure on the server's side (OpenAI, Anthropic).
+_KINDS: Final = frozenset(
+    {
+        "api_error",
+        "overloaded_error",
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "server_error",
+        "service_unavailable",
+        "timeout",
+    }
+)
 _NAMES: Final = frozenset(
     {
         "APIConnectionError",
@@ -50,9 +68,14 @@ def is_transient(error: BaseException) -> bool:
     should = _headers(error).get("x-should-retry", "").strip().lower()
     if should in {"true", "false"}:
         return should == "true"
+    own = _attribute(error, "transient")
+    if isinstance(own, bool):
+        return own
     status = _status(error)
     if status is not None:
         return status in _STATUSES or status >= 500
+    if _kinds(error) & _KINDS:
+        return True
     if isinstance(error, TimeoutError | ConnectionError):
         return True
     return any(cls.__name__ in _NAMES for cls in type(error).__mro__)
@@ -100,6 +123,19 @@ def _status(error: BaseException) -> int | None:
             if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
                 return value
     return None
+
+
+def _kinds(error: BaseException) -> set[str]:
+    """The ``type`` and ``code`` strings of the error's body (or of its ``error`` object)."""
+    body = _attribute(error, "body")
+    found: set[str] = set()
+    for holder in (body, body.get("error") if isinstance(body, Mapping) else None):
+        if isinstance(holder, Mapping):
+            for name in ("type", "code"):
+                value = holder.get(name)
+                if isinstance(value, str):
+                    found.add(value)
+    return found
 
 
 def _headers(error: BaseException) -> Mapping[str, str]:

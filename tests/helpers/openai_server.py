@@ -26,6 +26,7 @@ import collections
 import functools
 import json
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,6 +35,8 @@ from typing import Any
 import pytest
 
 ENDPOINT = "/v1/chat/completions"
+KEEPALIVE_FOR = 5.0
+"""The longest a ``keepalive`` reply goes on, so no test can hang on one."""
 ENVIRONMENT = (
     "OPENAI_ADMIN_KEY",
     "OPENAI_API_KEY",
@@ -49,13 +52,30 @@ class Reply:
     """One scripted answer: an HTTP status, a JSON body and extra headers.
 
     With ``events`` (then ``body`` is unused), the answer is a stream: each event is a
-    chunk's JSON, sent as a server-sent event, then ``[DONE]``.
+    chunk's JSON, sent as a server-sent event, then ``[DONE]`` (unless ``done`` is false:
+    a stream cut off, its HTTP body ended cleanly). With ``raw``, the body is those bytes
+    exactly (in chunked encoding), as ``content_type`` (the events' data too: ``raw``
+    lines are sent as ``data:`` events when ``events`` is given, as they are).
+
+    ``keepalive`` (seconds) makes a server that sends its headers (and its ``events``,
+    without ``[DONE]``, if any), then one byte
+    (``\n``: JSON whitespace, an empty SSE line) per ``keepalive`` and nothing else, for at
+    most ``KEEPALIVE_FOR`` seconds or until the client goes. ``silent`` makes one that
+    sends nothing at all for as long, then closes the connection. ``stall`` makes one that
+    sends its headers and ``raw`` (a first piece of the body), then nothing, until the
+    client hangs up (counted in the server's ``hangups``) or ``KEEPALIVE_FOR`` passes.
     """
 
     body: Mapping[str, Any]
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict[str, str])
-    events: Sequence[Mapping[str, Any]] | None = None
+    events: Sequence[Mapping[str, Any] | str] | None = None
+    done: bool = True
+    raw: bytes | None = None
+    content_type: str = "application/json"
+    keepalive: float | None = None
+    silent: bool = False
+    stall: bool = False
 
 
 def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -118,9 +138,30 @@ def chunk(
     return body
 
 
-def streamed(*events: Mapping[str, Any]) -> Reply:
-    """A streamed answer: ``events`` (chunks, or an ``{"error": ...}`` body) as sent."""
-    return Reply({}, events=events)
+def streamed(*events: Mapping[str, Any] | str, done: bool = True) -> Reply:
+    """A streamed answer: ``events`` (chunks, an ``{"error": ...}`` body, or raw data text)
+    as sent, then ``[DONE]`` unless ``done`` is false."""
+    return Reply({}, events=events, done=done)
+
+
+def raw(body: bytes, content_type: str, status: int = 200) -> Reply:
+    """An answer of exactly ``body``, said to be ``content_type``."""
+    return Reply({}, status, raw=body, content_type=content_type)
+
+
+def silent() -> Reply:
+    """A server that takes the request and never answers (for ``KEEPALIVE_FOR`` seconds)."""
+    return Reply({}, silent=True)
+
+
+def stall(first: bytes, content_type: str = "application/json") -> Reply:
+    """A server that sends headers and ``first``, then falls silent until the client goes."""
+    return Reply({}, raw=first, content_type=content_type, stall=True)
+
+
+def keepalive(every: float, content_type: str = "application/json") -> Reply:
+    """A server that answers 200 and then only a keep-alive byte every ``every`` seconds."""
+    return Reply({}, keepalive=every, content_type=content_type)
 
 
 def as_stream(reply: Reply, size: int = 3) -> Reply:
@@ -176,6 +217,8 @@ class OpenAIServer:
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
         self.unexpected = 0
+        self.stopped = False
+        self.hangups = 0
         self._replies: collections.deque[Reply] = collections.deque()
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -225,6 +268,7 @@ class OpenAIServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopped = True  # a silent or keep-alive reply ends at once
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
@@ -249,6 +293,22 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(length) or b"null")
             headers = {name.lower(): value for name, value in self.headers.items()}
             reply = server.take(self.path, headers, body)
+            if reply.silent:
+                end = time.monotonic() + KEEPALIVE_FOR
+                while time.monotonic() < end and not server.stopped:
+                    time.sleep(0.01)
+                self.close_connection = True
+                return
+            if reply.stall:
+                self.send_stall(reply, reply.raw or b"")
+                return
+            if reply.keepalive is not None and reply.events is None:
+                self.start_chunked(reply, reply.content_type)
+                self.send_keepalive(reply.keepalive)
+                return
+            if reply.raw is not None:
+                self.send_raw(reply, reply.raw)
+                return
             if reply.events is not None:
                 self.send_events(reply, reply.events)
                 return
@@ -261,16 +321,64 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def send_events(self, reply: Reply, events: Sequence[Mapping[str, Any]]) -> None:
-            """Send ``events`` as server-sent events, each in two halves, then ``[DONE]``."""
+        def start_chunked(self, reply: Reply, content_type: str) -> None:
             self.send_response(reply.status)
-            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Type", content_type)
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Transfer-Encoding", "chunked")
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            lines = [json.dumps(event, ensure_ascii=False) for event in events] + ["[DONE]"]
+
+        def send_raw(self, reply: Reply, data: bytes) -> None:
+            """Send ``data`` as the whole body, in chunked encoding."""
+            self.start_chunked(reply, reply.content_type)
+            try:
+                if data:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
+        def send_stall(self, reply: Reply, first: bytes) -> None:
+            """Send the headers and ``first``, then wait, silent, for the client to go."""
+            self.start_chunked(reply, reply.content_type)
+            self.close_connection = True
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(first), first))
+            self.wfile.flush()
+            self.connection.settimeout(0.02)
+            end = time.monotonic() + KEEPALIVE_FOR
+            while time.monotonic() < end and not server.stopped:
+                try:
+                    if self.connection.recv(1) == b"":
+                        with server._lock:  # the server's own lock
+                            server.hangups += 1
+                        return
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+
+        def send_keepalive(self, every: float) -> None:
+            """Send a byte per ``every`` seconds until the client goes."""
+            self.close_connection = True
+            end = time.monotonic() + KEEPALIVE_FOR
+            try:
+                while time.monotonic() < end and not server.stopped:
+                    self.wfile.write(b"1\r\n\n\r\n")
+                    self.wfile.flush()
+                    time.sleep(every)
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up: the test is over
+
+        def send_events(self, reply: Reply, events: Sequence[Mapping[str, Any] | str]) -> None:
+            """Send ``events`` as server-sent events, each in two halves, then ``[DONE]``."""
+            self.start_chunked(reply, "text/event-stream")
+            lines = [
+                event if isinstance(event, str) else json.dumps(event, ensure_ascii=False)
+                for event in events
+            ] + (["[DONE]"] if reply.done else [])
             try:
                 for line in lines:
                     data = f"data: {line}\n\n".encode()
@@ -278,6 +386,9 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                     for piece in (data[:half], data[half:]):
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                         self.wfile.flush()
+                if reply.keepalive is not None:
+                    self.send_keepalive(reply.keepalive)
+                    return
                 self.wfile.write(b"0\r\n\r\n")
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True  # the client stopped reading: so does the server

@@ -9,34 +9,47 @@ and without the extra fails there with the command that installs it.
 through its async client (``Runner.arun``, with no thread hop); ``stream`` and
 ``astream`` are their streamed forms (``Runner.stream``). The clients are made on
 first use, with the SDK's own retries off: hookline's error hooks own every retry, so
-each attempt shows in events and hooks. What the SDK raises (``openai.RateLimitError``,
-``APITimeoutError``, ``APIConnectionError``, ``InternalServerError``,
-``BadRequestError``...) leaves ``generate`` and the streams unchanged, for
-``on_model_error``: a stream raises it before its first delta, or mid-stream.
+each attempt shows in events and hooks.
+
+The SDK sends each request (``with_streaming_response``) and raises its status errors;
+the model reads the body itself, piece by piece (``runner._models.openai.call``): so a
+call keeps its total deadline (``ModelTimeout``), a stream is read as server-sent events
+(``runner._models.openai.sse``) up to ``[DONE]``, and a body that is no answer is a
+``ProviderError`` that says what came. What the SDK raises (``openai.RateLimitError``,
+``APIConnectionError``, ``InternalServerError``, ``BadRequestError``, ``APIError`` for
+an error event mid-stream...) leaves ``generate`` and the streams unchanged, for
+``on_model_error``: a stream raises it before its first delta, or mid-stream. A lost
+connection's message names the URL, the model and the cause; a timeout once the
+deadline has passed becomes ``ModelTimeout``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
-from collections.abc import AsyncGenerator, Generator
-from typing import TYPE_CHECKING, Any, ClassVar, Final, cast, final
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Final, final
 
 from hooks import ModelRequest, ModelResponse
+from runner._errors import ProviderError
 from runner._events import ModelChunk
+from runner._models.openai.call import HEAD, Call, check_deadline
 from runner._models.openai.clients import OnLoop, closing
+from runner._models.openai.sse import EventReader
 from runner._models.openai.stream import StreamReader
-from runner._models.openai.wire import from_completion, to_messages, to_tools
+from runner._models.openai.wire import to_messages, to_tools
 
 if TYPE_CHECKING:
+    import httpx2
     import openai
-    from openai import AsyncStream, Stream
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 __all__ = ["OpenAIChatModel"]
 
 _INSTALL: Final = "pip install 'hookline[openai]'"
+DEFAULT_DEADLINE: Final = 300.0
+"""Seconds one model call may take in all, unless ``OpenAIChatModel(..., deadline=)`` says."""
 # The adapter sets these itself: stream() and astream() ask for a stream.
 _RESERVED: Final = frozenset(("messages", "tools", "stream"))
 # Sent when no key is given or set in the environment but a base_url is: self-hosted
@@ -65,6 +78,14 @@ class OpenAIChatModel:
     other keyword (``temperature``, ``max_completion_tokens``, ``seed``,
     ``tool_choice``, ``extra_body``...) goes into every request.
 
+    Every call has a total ``deadline`` in seconds (300 unless given): the request, the
+    wait for the answer and every byte of it, a stream's consumer included, together.
+    Past it the call ends with ``runner.ModelTimeout`` (a ``TimeoutError``, so
+    ``RetryTransient`` retries it). The SDK's ``timeout``, per read, is at most the time
+    the call has left. An answer that is no answer (a body that is not JSON, an HTML
+    page, a stream cut off before its end, a server that ignores ``stream: true``) is a
+    ``runner.ProviderError`` naming the URL, model, status, content type and first bytes.
+
     A client the model makes for ``agenerate`` belongs to the event loop it was made
     on (a run on another loop gets its own) and closes when that loop shuts down under
     ``asyncio.run``. ``close()`` / ``await aclose()`` close what the model made.
@@ -79,6 +100,7 @@ class OpenAIChatModel:
         "_given_async",
         "_lock",
         "_params",
+        "deadline",
         "model",
     )
 
@@ -93,6 +115,7 @@ class OpenAIChatModel:
         api_key: str | None = None,
         client: openai.OpenAI | None = None,
         async_client: openai.AsyncOpenAI | None = None,
+        deadline: float = DEFAULT_DEADLINE,
         **params: Any,
     ) -> None:
         _require_openai()
@@ -111,6 +134,7 @@ class OpenAIChatModel:
             )
             raise TypeError(msg)
         self.model: Final = model
+        self.deadline: Final = check_deadline(deadline)
         self._base_url = base_url
         self._api_key = api_key
         self._params: Final = params
@@ -121,56 +145,113 @@ class OpenAIChatModel:
         self._lock = threading.Lock()
 
     def generate(self, request: ModelRequest, /) -> ModelResponse:
-        """Answer ``request`` through the sync client; what the SDK raises propagates."""
+        """Answer ``request`` through the sync client, within the deadline; what the SDK
+        raises propagates."""
         client = self._given or self._client or self._sync_client()
-        # The SDK's overloads cannot tell which one `**params` picks: never a stream here.
-        completion = cast(
-            "ChatCompletion", client.chat.completions.create(**self._request(request))
-        )
-        return from_completion(completion)
+        call = self._call(client.base_url)
+        with (
+            call.guarded(),
+            client.chat.completions.with_streaming_response.create(
+                **self._request(request, call)
+            ) as response,
+        ):
+            body = bytearray()
+            with call.watching(response.http_response):
+                for piece in response.iter_bytes():
+                    call.check()
+                    body += piece
+            call.check()
+            return call.answer(response.http_response, bytes(body))
 
     async def agenerate(self, request: ModelRequest, /) -> ModelResponse:
-        """Answer ``request`` through the async client; what the SDK raises propagates."""
+        """Answer ``request`` through the async client, within the deadline; what the SDK
+        raises propagates."""
         client = self._given_async or await self._async_client()
-        completion = cast(
-            "ChatCompletion", await client.chat.completions.create(**self._request(request))
-        )
-        return from_completion(completion)
+        call = self._call(client.base_url)
+        with call.guarded():
+            async with (
+                call.within(),
+                client.chat.completions.with_streaming_response.create(
+                    **self._request(request, call)
+                ) as response,
+            ):
+                body = bytearray()
+                async for piece in response.iter_bytes():
+                    body += piece
+        return call.answer(response.http_response, bytes(body))
 
     def stream(self, request: ModelRequest, /) -> Generator[ModelChunk, None, None]:
         """Answer ``request`` as it is generated, through the sync client: deltas, then
         the whole response (usage from the last chunk).
 
         The request goes out at the first ``next``; closing the iterator early closes
-        the HTTP response.
+        the HTTP response. The deadline counts from then to the last chunk, the time the
+        consumer takes between chunks included.
         """
         client = self._given or self._client or self._sync_client()
-        chunks = cast(
-            "Stream[ChatCompletionChunk]",
-            client.chat.completions.create(**self._request(request, stream=True)),
-        )
+        call = self._call(client.base_url)
         reader = StreamReader()
-        try:
-            for chunk in chunks:
-                yield from reader.read(chunk)
-        finally:
-            chunks.close()
+        with (
+            call.guarded(),
+            client.chat.completions.with_streaming_response.create(
+                **self._request(request, call, stream=True)
+            ) as response,
+        ):
+            http = response.http_response
+            pieces = response.iter_bytes()
+            if not _is_event_stream(http):
+                raise _no_event_stream(call, http, _head(pieces, call))
+            events = EventReader()
+            ended = False
+            with call.watching(http):
+                for piece in pieces:
+                    call.check()
+                    for event in events.feed(piece):
+                        if event.data.startswith("[DONE]"):
+                            ended = True
+                            break
+                        yield from call.deltas(http, reader, event)
+                        call.check()
+                    if ended:
+                        break
+            _check_ended(call, http, reader, ended=ended)
         yield reader.response()
 
     async def astream(self, request: ModelRequest, /) -> AsyncGenerator[ModelChunk, None]:
         """``stream`` through the async client; ``aclose()`` early closes the response."""
         client = self._given_async or await self._async_client()
-        chunks = cast(
-            "AsyncStream[ChatCompletionChunk]",
-            await client.chat.completions.create(**self._request(request, stream=True)),
-        )
+        call = self._call(client.base_url)
         reader = StreamReader()
-        try:
-            async for chunk in chunks:
-                for delta in reader.read(chunk):
-                    yield delta
-        finally:
-            await chunks.close()
+        with call.guarded():
+            async with contextlib.AsyncExitStack() as stack:
+                async with call.within():
+                    response = await stack.enter_async_context(
+                        client.chat.completions.with_streaming_response.create(
+                            **self._request(request, call, stream=True)
+                        )
+                    )
+                http = response.http_response
+                pieces = response.iter_bytes()
+                stack.push_async_callback(pieces.aclose)
+                if not _is_event_stream(http):
+                    async with call.within():
+                        head = await _ahead(pieces)
+                    raise _no_event_stream(call, http, head)
+                events = EventReader()
+                ended = False
+                while not ended:
+                    async with call.within():
+                        piece = await anext(pieces, None)
+                    if piece is None:
+                        break
+                    for event in events.feed(piece):
+                        if event.data.startswith("[DONE]"):
+                            ended = True
+                            break
+                        for delta in call.deltas(http, reader, event):
+                            yield delta
+                        call.check()
+                _check_ended(call, http, reader, ended=ended)
         yield reader.response()
 
     def close(self) -> None:
@@ -186,9 +267,17 @@ class OpenAIChatModel:
         if made is not None and made.loop is asyncio.get_running_loop():
             await made.keeper.aclose()
 
-    def _request(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
-        """The keywords of one ``create``: model, messages, tools and params (and streaming)."""
+    def _call(self, base_url: object) -> Call:
+        """A call starting now, to ``base_url``'s chat completions, under the deadline."""
+        return Call(self.model, f"{str(base_url).rstrip('/')}/chat/completions", self.deadline)
+
+    def _request(
+        self, request: ModelRequest, call: Call, *, stream: bool = False
+    ) -> dict[str, Any]:
+        """The keywords of one ``create``: model, messages, tools and params (and
+        streaming), and a timeout no longer than the time the call has left."""
         body = {"model": self.model, "messages": to_messages(request.messages), **self._params}
+        body["timeout"] = call.timeout(self._params.get("timeout"))
         if request.tools:
             body["tools"] = to_tools(request.tools)
         if stream:
@@ -238,3 +327,52 @@ class OpenAIChatModel:
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""
         return f"OpenAIChatModel({self.model!r}{where})"
+
+
+def _is_event_stream(response: httpx2.Response) -> bool:
+    kind = response.headers.get("content-type", "")
+    return kind.split(";")[0].strip().lower() == "text/event-stream"
+
+
+def _head(pieces: Iterator[bytes], call: Call) -> bytes:
+    """The first bytes of a body, read no further than ``HEAD``."""
+    head = b""
+    for piece in pieces:
+        call.check()
+        head += piece
+        if len(head) >= HEAD:
+            break
+    return head
+
+
+async def _ahead(pieces: AsyncIterator[bytes]) -> bytes:
+    head = b""
+    async for piece in pieces:
+        head += piece
+        if len(head) >= HEAD:
+            break
+    return head
+
+
+def _no_event_stream(call: Call, response: httpx2.Response, head: bytes) -> ProviderError:
+    """A streamed request answered with something other than server-sent events."""
+    if head.lstrip().startswith(b"{"):
+        problem = "a streamed request was answered with JSON: the server ignores stream: true"
+    else:
+        problem = "a streamed request was answered with no event stream"
+    return call.error(problem, response, head)
+
+
+def _check_ended(
+    call: Call, response: httpx2.Response, reader: StreamReader, *, ended: bool
+) -> None:
+    """A stream that ended with neither ``[DONE]`` nor a finish reason was cut off (worth a
+    retry); one that ended and held no choice has no answer (not)."""
+    if not ended and not reader.finished:
+        raise call.error(
+            "the stream ended before the answer did: no finish_reason and no [DONE]",
+            response,
+            transient=True,
+        )
+    if not reader.answered:
+        raise call.error(f"the stream {reader.completion_id!r} held no choices", response)

@@ -78,24 +78,42 @@ class StreamReader:
         self._finish: str | None = None
         self._usage: CompletionUsage | None = None
 
+    @property
+    def answered(self) -> bool:
+        """Whether a chunk held the answer's choice."""
+        return self._answered
+
+    @property
+    def finished(self) -> bool:
+        """Whether the answer's choice ended with a finish reason."""
+        return self._finish is not None
+
+    @property
+    def completion_id(self) -> str:
+        """The completion's id, as the last chunk named it (``""`` before any)."""
+        return self._id
+
     def read(self, chunk: ChatCompletionChunk) -> list[TextDelta | ToolCallDelta]:
         """The deltas ``chunk`` holds for the first choice, in order (often one, or none)."""
-        self._id = chunk.id
-        self._model = chunk.model or self._model
-        if chunk.usage is not None:
-            self._usage = chunk.usage
+        # A server may leave out what the SDK's type calls required: absent reads as None.
+        self._id = getattr(chunk, "id", None) or self._id
+        self._model = getattr(chunk, "model", None) or self._model
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self._usage = usage
         out: list[TextDelta | ToolCallDelta] = []
-        for choice in chunk.choices or ():  # null in vLLM's usage chunk
+        for choice in getattr(chunk, "choices", None) or ():  # null in vLLM's usage chunk
             if choice.index:
                 continue  # another of n choices: the answer is the first, as unstreamed
             self._answered = True
             delta = choice.delta
-            if delta.content:
-                self._content.append(delta.content)
-                out.append(TextDelta(delta.content))
-            if delta.refusal:
-                self._refusal.append(delta.refusal)
-                out.append(TextDelta(delta.refusal))
+            content, refusal = _text(delta.content), _text(delta.refusal)
+            if content:
+                self._content.append(content)
+                out.append(TextDelta(content))
+            if refusal:
+                self._refusal.append(refusal)
+                out.append(TextDelta(refusal))
             for piece in delta.tool_calls or ():
                 call_delta = self._piece(piece)
                 if call_delta is not None:
@@ -108,9 +126,10 @@ class StreamReader:
         """Add ``piece`` to its call; the delta it makes, or ``None`` if it adds nothing."""
         call = self._call_of(piece)
         function = piece.function
-        name = function.name if function is not None else None
-        arguments = (function.arguments if function is not None else None) or ""
-        new_id = piece.id if piece.id and call.id is None else None
+        name = _text(function.name) if function is not None else None
+        arguments = _text(function.arguments if function is not None else None) or ""
+        piece_id = _text(piece.id)
+        new_id = piece_id if piece_id and call.id is None else None
         new_name = name if name and call.name is None else None
         if new_id is not None:
             call.id = new_id
@@ -124,13 +143,16 @@ class StreamReader:
 
     def _call_of(self, piece: ChoiceDeltaToolCall) -> _Call:
         # Typed int, but a server may leave it out (the SDK reads absent as None).
-        index = cast("int | None", piece.index)
+        index = cast("object", piece.index)
+        if isinstance(index, bool) or not isinstance(index, int | None):
+            msg = f"a tool call's index must be an int, got {index!r:.40}"
+            raise TypeError(msg)
         if index is not None:
             call = self._by_index.get(index)
             if call is None:
                 call = self._by_index[index] = self._open()
             return call
-        if not self._calls or (piece.id and piece.id != self._calls[-1].id):
+        if not self._calls or (piece.id and _text(piece.id) != self._calls[-1].id):
             return self._open()
         return self._calls[-1]
 
@@ -163,3 +185,11 @@ class StreamReader:
             self._finish,
             self._model,
         )
+
+
+def _text(value: object) -> str | None:
+    """``value``, a piece of text or ``None``; anything else is a ``TypeError``."""
+    if value is None or isinstance(value, str):
+        return value
+    msg = f"expected a str or null, got {type(value).__name__} {value!r:.40}"
+    raise TypeError(msg)

@@ -15,6 +15,7 @@ import httpx2
 import openai
 import pytest
 
+from runner import ProviderError as RunnerProviderError
 from runner import is_transient, retry_after
 
 REQUEST = httpx2.Request("POST", "https://api.openai.com/v1/chat/completions")
@@ -277,3 +278,48 @@ def test_importing_runner_imports_no_provider_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"message": "overloaded", "type": "server_error", "code": None},
+        {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"},
+        {"error": {"type": "overloaded_error", "message": "Overloaded"}},
+        {"type": "error", "error": {"type": "api_error", "message": "Internal error"}},
+    ],
+)
+def test_an_error_body_naming_a_server_failure_is_transient(body: dict[str, object]) -> None:
+    """An error a server sent mid-stream has a body and no status (the SDK's ``APIError``):
+    its ``type`` or ``code`` (or its ``error`` object's) naming a server failure decides."""
+    assert is_transient(openai.APIError("failed mid-stream", REQUEST, body=body))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        None,
+        "server_error",
+        {"message": "bad", "type": "invalid_request_error", "code": "invalid_value"},
+        {"error": "server_error"},
+        {"type": 500},
+    ],
+)
+def test_other_error_bodies_are_not_transient(body: object) -> None:
+    """A body naming a fault of the request, or none, or no mapping: not transient."""
+    assert not is_transient(openai.APIError("failed mid-stream", REQUEST, body=body))
+
+
+def test_a_status_decides_before_the_body() -> None:
+    """A 400 whose body says ``server_error`` is not retried: the status is the server's word."""
+    response = httpx2.Response(400, request=REQUEST)
+    body = {"type": "server_error"}
+    assert not is_transient(openai.BadRequestError("bad", response=response, body=body))
+
+
+def test_an_errors_own_transient_flag_decides_before_its_status() -> None:
+    """``ProviderError.transient`` says it: a cut-off stream answered 200, and is transient."""
+    cut = RunnerProviderError("cut off", url="u", model="m", status=200, transient=True)
+    html = RunnerProviderError("html", url="u", model="m", status=200, transient=False)
+    assert is_transient(cut)
+    assert not is_transient(html)

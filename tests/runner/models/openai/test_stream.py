@@ -24,6 +24,7 @@ from runner import (
     ModelRequest,
     ModelResponse,
     OpenAIChatModel,
+    ProviderError,
     StreamingModel,
     TextDelta,
     ToolCall,
@@ -430,17 +431,17 @@ def test_a_status_error_raises_before_any_delta(
     assert error.status_code == 429
 
 
-def test_a_stream_that_holds_no_choice_is_a_value_error(
+def test_a_stream_that_holds_no_choice_is_a_provider_error(
     server: OpenAIServer, model: OpenAIChatModel, mode: Mode
 ) -> None:
-    """A stream of only a usage chunk has no answer: ``ValueError`` naming the completion."""
+    """A stream of only a usage chunk, then ``[DONE]``, has no answer: a ``ProviderError``
+    naming the completion, not worth a retry."""
     server.script(streamed(chunk(usage=USAGE, choices=False)))
     got, error = until_error(model, mode)
     assert got == []
-    assert isinstance(error, ValueError)
-    assert (
-        str(error) == "the chat completion stream 'chatcmpl-stream' held no choices, so no answer"
-    )
+    assert isinstance(error, ProviderError)
+    assert error.problem == "the stream 'chatcmpl-stream' held no choices"
+    assert not error.transient
 
 
 def test_making_the_iterators_sends_no_request(server: OpenAIServer) -> None:

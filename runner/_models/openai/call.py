@@ -1,0 +1,338 @@
+"""One model call's deadline, and what a server's body says when it is no answer.
+
+``Call`` holds a call's total deadline from the moment it starts: the time the request,
+the answer's headers and every byte of its body may take, together. The SDK's own
+timeout is per read, so a server sending a keep-alive byte every second would hold a
+call forever; the model reads the body itself and checks the deadline at every piece.
+In ``agenerate`` / ``astream`` every wait runs under ``asyncio.timeout_at``; in
+``generate`` / ``stream`` a timer shuts the response's socket at the deadline, so a read
+blocked on a silent server ends then.
+
+The rest turns a body that is no answer into a ``ProviderError`` naming the URL, the
+model, the status, the content type and the first bytes: a body that is not JSON, JSON
+that is no completion, a streamed request answered by something other than an event
+stream, an event whose data is not JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import itertools
+import json
+import math
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final, final
+
+from runner._errors import ModelTimeout, ProviderError
+from runner._models.openai.sse import Event
+from runner._models.openai.stream import StreamReader
+from runner._models.openai.wire import from_completion
+
+if TYPE_CHECKING:
+    import httpx2
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    from hooks import ModelResponse
+    from runner._events import TextDelta, ToolCallDelta
+
+__all__ = ["HEAD", "Call", "check_deadline"]
+
+HEAD: Final = 256
+"""How many bytes of a body a ``ProviderError`` quotes."""
+
+# The SDK's and httpx's timeout classes, told by name as `runner._models.transient` does.
+_TIMEOUTS: Final = frozenset({"APITimeoutError", "TimeoutException"})
+
+
+MAX_DEADLINE: Final = 86_400.0
+"""The longest deadline a model call may have: a day (a socket's timeout has a limit)."""
+
+
+def check_deadline(value: object) -> float:
+    """``value`` as a deadline in seconds: a positive number, a day at most."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 < value <= MAX_DEADLINE
+    ):
+        msg = (
+            "OpenAIChatModel's deadline must be a positive finite number of seconds, "
+            f"a day (86400) at most, got {value!r:.60}"
+        )
+        raise ValueError(msg)
+    return float(value)
+
+
+@final
+class Call:
+    """One model call to ``url``: its deadline, ``seconds`` from now, and its errors."""
+
+    __slots__ = ("_cut", "end", "model", "seconds", "url")
+
+    def __init__(self, model: str, url: str, seconds: float) -> None:
+        self.model: Final = model
+        self.url: Final = url
+        self.seconds: Final = seconds
+        self.end: Final = time.monotonic() + seconds
+        self._cut = False  # the watchdog shut the socket at the deadline
+
+    def left(self) -> float:
+        """Seconds until the deadline (0 once it has passed)."""
+        return max(0.0, self.end - time.monotonic())
+
+    def timeout(self, given: object) -> object:
+        """The SDK's per-request ``timeout``: the time left, or ``given`` when shorter."""
+        left = max(self.left(), 0.001)
+        if given is None:
+            return left
+        if isinstance(given, int | float) and not isinstance(given, bool):
+            return min(float(given), left)
+        return given  # an httpx Timeout the caller made: theirs
+
+    def check(self) -> None:
+        """Raise ``ModelTimeout`` if the deadline has passed."""
+        if time.monotonic() >= self.end:
+            raise self.timed_out()
+
+    def timed_out(self) -> ModelTimeout:
+        """The error of this call passing its deadline."""
+        return ModelTimeout(self.model, self.seconds, url=self.url)
+
+    @contextlib.contextmanager
+    def guarded(self) -> Iterator[None]:
+        """A timeout past the deadline becomes ``ModelTimeout``; a lost connection's
+        message names the URL, the model and why; anything else passes unchanged."""
+        try:
+            yield
+        except ModelTimeout:
+            raise
+        except Exception as error:
+            if self._cut:  # whatever a read on the shut socket raised
+                raise self.timed_out() from error
+            names = {cls.__name__ for cls in type(error).__mro__}
+            if (isinstance(error, TimeoutError) or names & _TIMEOUTS) and (
+                time.monotonic() >= self.end - 0.005  # a socket's timer may fire a hair early
+            ):
+                raise self.timed_out() from error
+            if "APIConnectionError" in names and len(error.args) == 1:
+                # The SDK says only "Connection error.": its message names where and why
+                # now, its type (what handlers test) unchanged.
+                cause = error.__cause__ or error.__context__
+                why = f": {type(cause).__name__}: {cause}" if cause is not None else ""
+                said = f"{error.args[0]} model {self.model!r} at {self.url}: no answer{why}"
+                error.args = (said,)
+                if isinstance(getattr(error, "message", None), str):
+                    error.message = said  # type: ignore[attr-defined]  # the SDK's own field
+            raise
+
+    @contextlib.contextmanager
+    def watching(self, response: httpx2.Response) -> Iterator[None]:
+        """While a sync call reads ``response``'s body: at the deadline, shut its socket,
+        so that a read waiting on a silent server ends then (the per-read timeout could
+        wait longer). Without a socket to shut (a mock transport) the reads' own checks
+        and timeouts bound the call."""
+        sock = _socket_of(response)
+        if sock is None:
+            yield
+            return
+
+        def cut() -> None:
+            self._cut = True
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+        watch = _WATCHDOG.watch(self.end, cut)
+        try:
+            yield
+        finally:
+            _WATCHDOG.cancel(watch)
+
+    @contextlib.asynccontextmanager
+    async def within(self) -> AsyncIterator[None]:
+        """Await under the deadline: ``ModelTimeout`` when it passes, whatever is awaited."""
+        loop = asyncio.get_running_loop()
+        timer = asyncio.timeout_at(loop.time() + (self.end - time.monotonic()))
+        try:
+            async with timer:
+                yield
+        except TimeoutError as error:
+            if timer.expired():
+                raise self.timed_out() from error
+            raise
+
+    def error(
+        self,
+        problem: str,
+        response: httpx2.Response,
+        head: bytes | str = b"",
+        *,
+        transient: bool = False,
+    ) -> ProviderError:
+        """A ``ProviderError`` about ``response``, quoting the first bytes of ``head``."""
+        data = head.encode("utf-8", "replace") if isinstance(head, str) else head
+        return ProviderError(
+            problem,
+            url=str(response.url),
+            model=self.model,
+            status=response.status_code,
+            content_type=response.headers.get("content-type"),
+            head=data[:HEAD],
+            transient=transient,
+        )
+
+    def answer(self, response: httpx2.Response, body: bytes) -> ModelResponse:
+        """``body`` as the model's answer, or a ``ProviderError`` saying why it is none."""
+        completion = self.completion(response, body)
+        try:
+            return from_completion(completion)
+        except (AttributeError, TypeError) as error:  # a field of the wrong shape
+            problem = f"the body is no chat completion: {error}"
+            raise self.error(problem, response, body) from error
+
+    def deltas(
+        self, response: httpx2.Response, reader: StreamReader, event: Event
+    ) -> list[TextDelta | ToolCallDelta]:
+        """What ``event`` adds to the answer ``reader`` reads, as deltas."""
+        chunk = self.chunk(response, event.name, event.data)
+        try:
+            return reader.read(chunk)
+        except (AttributeError, TypeError) as error:  # a field of the wrong shape
+            problem = f"an event's data is no completion chunk: {error}"
+            raise self.error(problem, response, event.data) from error
+
+    def completion(self, response: httpx2.Response, body: bytes) -> ChatCompletion:
+        """``body`` as a chat completion, or a ``ProviderError`` saying why it is none."""
+        from openai.types.chat import ChatCompletion
+
+        data = self._json(response, body, "the body")
+        choices = data.get("choices") if isinstance(data, Mapping) else None
+        if not isinstance(data, dict) or not choices or not isinstance(choices, list):
+            raise self.error("the body is no chat completion: it holds no choices", response, body)
+        first: object = choices[0]
+        if not isinstance(first, Mapping) or not isinstance(first.get("message"), Mapping):
+            raise self.error("the body's first choice holds no message", response, body)
+        return ChatCompletion.construct(**_fields(data))
+
+    def chunk(self, response: httpx2.Response, name: str, data: str) -> ChatCompletionChunk:
+        """One event's data as a completion chunk; an error event raises ``openai.APIError``
+        (as the SDK does), data that is no chunk a ``ProviderError``."""
+        import openai
+        from openai.types.chat import ChatCompletionChunk
+
+        value = self._json(response, data.encode("utf-8", "replace"), "an event's data")
+        if isinstance(value, Mapping) and (value.get("error") or name == "error"):
+            body: Any = value.get("error") or value
+            message = body.get("message") if isinstance(body, Mapping) else None
+            if not isinstance(message, str) or not message:
+                message = "An error occurred during streaming"
+            raise openai.APIError(message, response.request, body=body)
+        if not isinstance(value, dict):
+            raise self.error("an event's data is no completion chunk", response, data)
+        return ChatCompletionChunk.construct(**_fields(value))
+
+    def _json(self, response: httpx2.Response, body: bytes, what: str) -> object:
+        try:
+            return json.loads(body)
+        except ValueError as error:  # JSONDecodeError, or bytes that are no UTF-8
+            # JSON that stops short of its end was cut off on the way: worth a retry.
+            cut = isinstance(error, json.JSONDecodeError) and (
+                error.pos >= len(error.doc.rstrip()) or error.msg.startswith("Unterminated string")
+            )
+            raise self.error(f"{what} is no JSON", response, body, transient=cut) from None
+
+
+@final
+class _Watch:
+    """One socket to shut at a deadline, unless the call ends first."""
+
+    __slots__ = ("action", "done")
+
+    def __init__(self, action: Callable[[], None]) -> None:
+        self.action: Final = action
+        self.done = False
+
+
+@final
+class _Watchdog:
+    """One daemon thread, started on first use, that runs each ``_Watch`` due at its
+    deadline; a watch cancelled first never runs. Firing and cancelling take one lock, so
+    a call that ended is never cut. Cancelled watches leave the heap when they reach its
+    top, or all at once when they are most of it."""
+
+    __slots__ = ("_cancelled", "_changed", "_heap", "_order", "_thread")
+
+    def __init__(self) -> None:
+        self._changed: Final = threading.Condition()
+        self._heap: list[tuple[float, int, _Watch]] = []
+        self._order: Final = itertools.count()
+        self._cancelled = 0
+        self._thread: threading.Thread | None = None
+
+    def watch(self, end: float, action: Callable[[], None]) -> _Watch:
+        """Run ``action`` at ``end`` (``time.monotonic``), unless cancelled before."""
+        watch = _Watch(action)
+        with self._changed:
+            heapq.heappush(self._heap, (end, next(self._order), watch))
+            if self._thread is None or not self._thread.is_alive():  # first, or forked
+                self._thread = threading.Thread(
+                    target=self._run, name="hookline-model-deadlines", daemon=True
+                )
+                self._thread.start()
+            elif self._heap[0][2] is watch:
+                self._changed.notify()  # sooner than the one it waits for
+        return watch
+
+    def cancel(self, watch: _Watch) -> None:
+        """Never run ``watch``'s action (if it has not run yet)."""
+        with self._changed:
+            if watch.done:
+                return
+            watch.done = True
+            self._cancelled += 1
+            if self._cancelled > 64 and self._cancelled * 2 > len(self._heap):
+                self._heap = [entry for entry in self._heap if not entry[2].done]
+                heapq.heapify(self._heap)
+                self._cancelled = 0
+
+    def _run(self) -> None:
+        with self._changed:
+            while True:
+                while self._heap and self._heap[0][2].done:
+                    heapq.heappop(self._heap)
+                    self._cancelled = max(0, self._cancelled - 1)
+                if not self._heap:
+                    self._changed.wait()
+                    continue
+                wait = self._heap[0][0] - time.monotonic()
+                if wait > 0:
+                    self._changed.wait(wait)
+                    continue
+                _, _, watch = heapq.heappop(self._heap)
+                watch.done = True
+                with contextlib.suppress(Exception):  # nothing may end the thread
+                    watch.action()
+
+
+_WATCHDOG: Final = _Watchdog()
+
+
+def _socket_of(response: httpx2.Response) -> socket.socket | None:
+    """The socket ``response`` is read from, if its transport says (httpx's does)."""
+    try:
+        stream = response.extensions.get("network_stream")
+        info = getattr(stream, "get_extra_info", None)
+        sock = info("socket") if callable(info) else None
+    except Exception:  # a transport of its own: no socket to tell
+        return None
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _fields(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without the one key ``construct`` itself takes."""
+    return {key: value for key, value in data.items() if key != "_fields_set"}
