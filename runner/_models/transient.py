@@ -31,7 +31,7 @@ import email.utils
 import math
 import time
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 __all__ = ["is_transient", "retry_after"]
 
@@ -127,15 +127,20 @@ def _status(error: BaseException) -> int | None:
 
 def _kinds(error: BaseException) -> set[str]:
     """The ``type`` and ``code`` strings of the error's body (or of its ``error`` object)."""
-    body = _attribute(error, "body")
+    body = _mapping(_attribute(error, "body"))
     found: set[str] = set()
-    for holder in (body, body.get("error") if isinstance(body, Mapping) else None):
-        if isinstance(holder, Mapping):
+    for holder in (body, None if body is None else _mapping(body.get("error"))):
+        if holder is not None:
             for name in ("type", "code"):
                 value = holder.get(name)
                 if isinstance(value, str):
                     found.add(value)
     return found
+
+
+def _mapping(value: object) -> Mapping[object, object] | None:
+    """``value`` if it is a mapping (a JSON object), else ``None``."""
+    return cast("Mapping[object, object]", value) if isinstance(value, Mapping) else None
 
 
 def _headers(error: BaseException) -> Mapping[str, str]:

@@ -104,8 +104,12 @@ class RunState(Mapping[str, Any]):
     @overload
     def get(self, key: StateKey[T], default: D = ..., /) -> T | D: ...
     @overload
-    def get(self, key: str, default: Any = None, /) -> Any: ...
-    def get(self, key: StateKey[Any] | str, default: Any = None, /) -> Any:
+    def get(self, key: str, /) -> Any: ...
+    @overload
+    def get(self, key: str, default: Any, /) -> Any: ...
+    def get(  # pyright: ignore[reportIncompatibleMethodOverride]  # Mapping's str forms kept, a StateKey form added
+        self, key: StateKey[Any] | str, default: Any = None, /
+    ) -> Any:
         """The value stored under ``key`` (a ``StateKey`` or its name), or ``default``.
 
         As ``State.get``: ``result.state.get(COUNT)`` reads what ``state.set(COUNT, ...)``

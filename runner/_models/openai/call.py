@@ -25,8 +25,8 @@ import math
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final, final
+from collections.abc import AsyncGenerator, Callable, Generator
+from typing import TYPE_CHECKING, Any, Final, cast, final
 
 from runner._errors import ModelTimeout, ProviderError
 from runner._models.openai.sse import Event
@@ -105,7 +105,7 @@ class Call:
         return ModelTimeout(self.model, self.seconds, url=self.url)
 
     @contextlib.contextmanager
-    def guarded(self) -> Iterator[None]:
+    def guarded(self) -> Generator[None, None, None]:
         """A timeout past the deadline becomes ``ModelTimeout``; a lost connection's
         message names the URL, the model and why; anything else passes unchanged."""
         try:
@@ -132,7 +132,7 @@ class Call:
             raise
 
     @contextlib.contextmanager
-    def watching(self, response: httpx2.Response) -> Iterator[None]:
+    def watching(self, response: httpx2.Response) -> Generator[None, None, None]:
         """While a sync call reads ``response``'s body: at the deadline, shut its socket,
         so that a read waiting on a silent server ends then (the per-read timeout could
         wait longer). Without a socket to shut (a mock transport) the reads' own checks
@@ -154,7 +154,7 @@ class Call:
             _WATCHDOG.cancel(watch)
 
     @contextlib.asynccontextmanager
-    async def within(self) -> AsyncIterator[None]:
+    async def within(self) -> AsyncGenerator[None, None]:
         """Await under the deadline: ``ModelTimeout`` when it passes, whatever is awaited."""
         loop = asyncio.get_running_loop()
         timer = asyncio.timeout_at(loop.time() + (self.end - time.monotonic()))
@@ -210,12 +210,12 @@ class Call:
         """``body`` as a chat completion, or a ``ProviderError`` saying why it is none."""
         from openai.types.chat import ChatCompletion
 
-        data = self._json(response, body, "the body")
-        choices = data.get("choices") if isinstance(data, Mapping) else None
-        if not isinstance(data, dict) or not choices or not isinstance(choices, list):
+        data = _object(self._json(response, body, "the body"))
+        choices: object = None if data is None else data.get("choices")
+        if data is None or not choices or not isinstance(choices, list):
             raise self.error("the body is no chat completion: it holds no choices", response, body)
-        first: object = choices[0]
-        if not isinstance(first, Mapping) or not isinstance(first.get("message"), Mapping):
+        first = _object(cast("list[object]", choices)[0])
+        if first is None or _object(first.get("message")) is None:
             raise self.error("the body's first choice holds no message", response, body)
         return ChatCompletion.construct(**_fields(data))
 
@@ -225,14 +225,15 @@ class Call:
         import openai
         from openai.types.chat import ChatCompletionChunk
 
-        value = self._json(response, data.encode("utf-8", "replace"), "an event's data")
-        if isinstance(value, Mapping) and (value.get("error") or name == "error"):
-            body: Any = value.get("error") or value
-            message = body.get("message") if isinstance(body, Mapping) else None
+        value = _object(self._json(response, data.encode("utf-8", "replace"), "an event's data"))
+        if value is not None and (value.get("error") or name == "error"):
+            body: object = value.get("error") or value
+            held = _object(body)
+            message: object = None if held is None else held.get("message")
             if not isinstance(message, str) or not message:
                 message = "An error occurred during streaming"
             raise openai.APIError(message, response.request, body=body)
-        if not isinstance(value, dict):
+        if value is None:
             raise self.error("an event's data is no completion chunk", response, data)
         return ChatCompletionChunk.construct(**_fields(value))
 
@@ -333,6 +334,11 @@ def _socket_of(response: httpx2.Response) -> socket.socket | None:
     return sock if isinstance(sock, socket.socket) else None
 
 
-def _fields(data: dict[str, Any]) -> dict[str, Any]:
+def _object(value: object) -> dict[str, object] | None:
+    """``value`` if it is a JSON object (a dict, as ``json.loads`` makes), else ``None``."""
+    return cast("dict[str, object]", value) if isinstance(value, dict) else None
+
+
+def _fields(data: dict[str, object]) -> dict[str, Any]:
     """``data`` without the one key ``construct`` itself takes."""
     return {key: value for key, value in data.items() if key != "_fields_set"}

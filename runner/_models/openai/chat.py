@@ -30,7 +30,8 @@ import contextlib
 import os
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, Final, final
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, cast, final
 
 from hooks import ModelRequest, ModelResponse
 from runner._errors import ProviderError
@@ -151,9 +152,7 @@ class OpenAIChatModel:
         call = self._call(client.base_url)
         with (
             call.guarded(),
-            client.chat.completions.with_streaming_response.create(
-                **self._request(request, call)
-            ) as response,
+            _opened(client, self._request(request, call)) as response,
         ):
             body = bytearray()
             with call.watching(response.http_response):
@@ -171,9 +170,7 @@ class OpenAIChatModel:
         with call.guarded():
             async with (
                 call.within(),
-                client.chat.completions.with_streaming_response.create(
-                    **self._request(request, call)
-                ) as response,
+                _aopened(client, self._request(request, call)) as response,
             ):
                 body = bytearray()
                 async for piece in response.iter_bytes():
@@ -193,9 +190,7 @@ class OpenAIChatModel:
         reader = StreamReader()
         with (
             call.guarded(),
-            client.chat.completions.with_streaming_response.create(
-                **self._request(request, call, stream=True)
-            ) as response,
+            _opened(client, self._request(request, call, stream=True)) as response,
         ):
             http = response.http_response
             pieces = response.iter_bytes()
@@ -226,9 +221,7 @@ class OpenAIChatModel:
             async with contextlib.AsyncExitStack() as stack:
                 async with call.within():
                     response = await stack.enter_async_context(
-                        client.chat.completions.with_streaming_response.create(
-                            **self._request(request, call, stream=True)
-                        )
+                        _aopened(client, self._request(request, call, stream=True))
                     )
                 http = response.http_response
                 pieces = response.iter_bytes()
@@ -327,6 +320,50 @@ class OpenAIChatModel:
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""
         return f"OpenAIChatModel({self.model!r}{where})"
+
+
+class _Body(Protocol):
+    """What a call reads of the SDK's raw response: the HTTP response and its bytes."""
+
+    @property
+    def http_response(self) -> httpx2.Response:
+        """The HTTP response (status, headers)."""
+        ...
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        """The body, as it arrives."""
+        ...
+
+
+class _AsyncBody(Protocol):
+    """``_Body`` of the async client."""
+
+    @property
+    def http_response(self) -> httpx2.Response:
+        """The HTTP response (status, headers)."""
+        ...
+
+    def iter_bytes(self) -> AsyncGenerator[bytes, None]:
+        """The body, as it arrives."""
+        ...
+
+
+def _opened(client: openai.OpenAI, params: dict[str, Any]) -> AbstractContextManager[_Body]:
+    """The request sent through the sync client, its body left for the call to read."""
+    return cast(
+        "AbstractContextManager[_Body]",
+        client.chat.completions.with_streaming_response.create(**params),
+    )
+
+
+def _aopened(
+    client: openai.AsyncOpenAI, params: dict[str, Any]
+) -> AbstractAsyncContextManager[_AsyncBody]:
+    """The request sent through the async client, its body left for the call to read."""
+    return cast(
+        "AbstractAsyncContextManager[_AsyncBody]",
+        client.chat.completions.with_streaming_response.create(**params),
+    )
 
 
 def _is_event_stream(response: httpx2.Response) -> bool:
