@@ -104,10 +104,21 @@ def invalid(owner: object, point: AnyPoint, result: object, ctx: object) -> Inva
     if inspect.iscoroutine(result):
         result.close()  # a plain def that returned a coroutine: never awaited, say so once
     problem = None
+    allowed = expected(point)
     for tag in TAGS[point.rules]:
         if type(result) is tag.cls:
             problem = _payload_error(tag, point, result, ctx)
-    return InvalidResult(owner, point.name, result, expected(point), problem=problem)
+    if (
+        type(result) is Pause
+        and problem is None
+        and all(tag.cls is not Pause for tag in TAGS[point.rules])
+    ):
+        problem = (
+            f"Pause ({result!r:.80}); Pause is legal only where a call can wait for a human "
+            f"(a PausablePoint: before_tool), not at {point.name}: "
+            f"expected {' or '.join(allowed)}"
+        )
+    return InvalidResult(owner, point.name, result, allowed, problem=problem)
 
 
 def _against(tag: Tag, point: AnyPoint) -> type[object] | None:

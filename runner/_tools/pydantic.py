@@ -225,5 +225,13 @@ def _unsupported(tool: str, params: Sequence[Param], error: Exception) -> TypeEr
         except (pydantic.PydanticUserError, TypeError) as own:
             where, error = f"parameter {param.name!r} ({shown(param.annotation)}) has", own
             break
-    cause = (str(error).splitlines() or [type(error).__name__])[0]
+    if type(error).__name__ == "PydanticSchemaGenerationError":  # a type it knows nothing of
+        cause = (
+            "a function tool's parameters take what a model can write in JSON (str, int, "
+            "float, bool, None, lists and dicts of them, a Literal or Enum, a TypedDict, "
+            "a dataclass or a pydantic model); for anything else, give the agent an object "
+            "with name and run(args)"
+        )
+    else:
+        cause = (str(error).splitlines() or [type(error).__name__])[0]
     return TypeError(f"tool {tool!r}: {where} no JSON schema: {cause}")

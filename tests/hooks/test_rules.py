@@ -6,6 +6,7 @@ Each dispatch test runs sync and async (``mode``) and on both paths: the fast lo
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import Any
 
@@ -314,3 +315,28 @@ def test_a_compiled_list_checks_payloads_too() -> None:
     compiled = compile_callbacks([make_module("guard", before_model=lambda ctx: Halt("no"))])
     with pytest.raises(InvalidResult, match=r"Halt\[ModelResponse\]"):
         Dispatch("sync").before(compiled, BEFORE_MODEL, MODEL_CTX)
+
+
+@pytest.mark.parametrize("form", ["sync", "async"])
+def test_a_pause_where_nothing_can_wait_says_where_pause_is_legal(form: str) -> None:
+    """``Pause`` from ``before_model`` is an ``InvalidResult`` that names the points a call
+    can wait at, the point it came from and what that point allows."""
+    from hooks import Pause, arun_before, run_before
+
+    class Pausing:
+        def before_model(self, ctx: object) -> object:
+            return Pause("ask first")
+
+    ctx = MODEL_CTX
+
+    def dispatch() -> object:
+        if form == "sync":
+            return run_before([Pausing()], BEFORE_MODEL, ctx)
+        return asyncio.run(arun_before([Pausing()], BEFORE_MODEL, ctx))
+
+    with pytest.raises(InvalidResult) as caught:
+        dispatch()
+    message = str(caught.value)
+    assert "returned Pause (Pause('ask first')); Pause is legal only where a call" in message
+    assert "(a PausablePoint: before_tool), not at before_model" in message
+    assert message.endswith("expected Cont[ModelContext] or Halt[ModelResponse]")
