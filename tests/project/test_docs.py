@@ -99,6 +99,7 @@ def example() -> Block:
     )
 
 
+@pytest.mark.subprocess  # each block in a fresh interpreter: the slow lane
 @pytest.mark.parametrize("block", programs(), ids=lambda block: block.name)
 def test_python_block_runs(block: Block, tmp_path: Path) -> None:
     """The block runs to its end: every assert in it holds, no warning is raised."""

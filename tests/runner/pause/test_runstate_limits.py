@@ -25,6 +25,7 @@ def _valid() -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow  # sizes that take seconds if reading were quadratic
 def test_two_hundred_thousand_values_and_decisions_read() -> None:
     """200,000 state values and 200,000 decisions: read, each kept."""
     data = _valid()
@@ -34,6 +35,7 @@ def test_two_hundred_thousand_values_and_decisions_read() -> None:
     assert (len(state), state["k199999"], len(state.decisions)) == (200_000, 199_999, 200_000)
 
 
+@pytest.mark.slow  # sizes that take seconds if reading were quadratic
 def test_a_frame_table_of_many_keys_reads() -> None:
     """A paused turn's tables are read in one pass too: 100,000 results."""
     data = _valid()
