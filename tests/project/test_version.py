@@ -1,14 +1,12 @@
 """The version says what the code is: ``pyproject.toml``, the CHANGELOG, the installed
 metadata and ``hooks.__version__`` agree.
 
-The rule: ``pyproject.toml``'s version is the CHANGELOG's top entry -- exactly, once that
-entry carries its release date; as a development release of it (``0.3.0.dev0``, which
-PEP 440 orders after every earlier release and before ``0.3.0``) while it is
-``unreleased``. ``hooks.__version__`` is the installed distribution's metadata, which
-an install writes from ``pyproject.toml``: a tree whose ``pyproject.toml`` moved since
-it was installed must be installed again (``make`` does it, its stamp depends on
-``pyproject.toml``). Telemetry's instrumentation scope carries ``hooks.__version__``
-(``tests/runner/telemetry/test_setup.py``).
+The rule: ``pyproject.toml``'s version is exactly the CHANGELOG's top entry, dated or
+``unreleased`` (the heading says which). ``hooks.__version__`` is the installed
+distribution's metadata, which an install writes from ``pyproject.toml``: a tree whose
+``pyproject.toml`` moved since it was installed must be installed again (``make`` does
+it, its stamp depends on ``pyproject.toml``). Telemetry's instrumentation scope carries
+``hooks.__version__`` (``tests/runner/telemetry/test_setup.py``).
 """
 
 from __future__ import annotations
@@ -41,14 +39,9 @@ def top_entry() -> tuple[str, str]:
 
 
 def test_the_version_is_the_changelogs_top_entry() -> None:
-    """``pyproject.toml`` declares the top entry, as a ``.devN`` release while it is
-    unreleased."""
+    """``pyproject.toml`` declares the top entry's version, released or not."""
     entry, when = top_entry()
-    version = project_version(ROOT)
-    if when == "unreleased":
-        assert re.fullmatch(rf"{re.escape(entry)}\.dev\d+", version), (version, entry, when)
-    else:
-        assert version == entry, (version, entry, when)
+    assert project_version(ROOT) == entry, (project_version(ROOT), entry, when)
 
 
 def test_the_top_entry_is_the_newest_version() -> None:
