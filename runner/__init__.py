@@ -161,6 +161,7 @@ from runner._events import (
     ToolResultEvent,
     UserMessageEvent,
 )
+from runner._models.deadline import time_left
 from runner._models.handlers import AsyncFallbackModel, FallbackModel, RetryTransient
 from runner._models.openai.chat import OpenAIChatModel
 from runner._models.protocols import AsyncModel, AsyncStreamingModel, Model, StreamingModel
@@ -335,5 +336,6 @@ __all__ = [
     "run_before",
     "run_on_error",
     "run_wrap",
+    "time_left",
     "with_timeout",
 ]

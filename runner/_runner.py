@@ -21,6 +21,7 @@ from runner._checks import (
     refuse_inside_loop,
 )
 from runner._events import RunFinishedEvent, RunResult, RunStartedEvent, StreamEvent
+from runner._models.deadline import DEFAULT_MODEL_DEADLINE
 from runner._pause.runstate import RunState
 from runner._retry import RetryPolicy
 from runner._run.drive import complete
@@ -55,6 +56,14 @@ class Runner:
     sync tool cannot be stopped: a cancelled run's sync tool runs to its end and holds
     its worker, so give a runner that cancels often an executor sized for that.
 
+    ``model_deadline`` (seconds, 600 unless given, a day at most) bounds each model
+    attempt, whatever the model: in ``arun`` and ``stream`` a call that passes it ends
+    with ``ModelTimeout`` (a transient ``TimeoutError`` the error hooks see); in ``run``,
+    where a sync call cannot be stopped from outside, a model reads what is left with
+    ``runner.time_left()`` (``OpenAIChatModel`` keeps the sooner of it and its own
+    ``deadline``). A sync model in ``arun`` runs on a worker thread, which the run
+    stops waiting for at the deadline; the thread runs to its end.
+
     ``tracer_provider`` (an OpenTelemetry ``TracerProvider``, extra ``hookline[otel]``;
     ``opentelemetry.trace.get_tracer_provider()`` for the global one) traces every run
     after the GenAI semantic conventions: ``invoke_agent``, ``chat`` and
@@ -72,6 +81,7 @@ class Runner:
         "agent",
         "callbacks",
         "max_steps",
+        "model_deadline",
         "policy",
         "retry",
         "rng",
@@ -94,6 +104,7 @@ class Runner:
         tracer_provider: TracerProvider | None = None,
         capture_content: bool | None = None,
         state_keys: Sequence[bytes] = (),
+        model_deadline: float = DEFAULT_MODEL_DEADLINE,
     ) -> None:
         check_type("agent", agent, Agent, "Runner drives an Agent")
         if capture_content is not None:
@@ -116,12 +127,14 @@ class Runner:
             if tracer_provider is None
             else _telemetry(tracer_provider, capture_content, tuple(agent.walk())),
             state_keys=state_keys,
+            model_deadline=model_deadline,
         )
         self._launcher: Final = launcher
         self.agent: Final = agent
         self.callbacks: Final = launcher.callbacks
         self.retry: Final = launcher.retry
         self.max_steps: Final = launcher.max_steps
+        self.model_deadline: Final = launcher.model_deadline
         self.policy: Final = launcher.policy
         self.rng: Final = launcher.rng
         self.session_lease: Final = launcher.session_lease

@@ -18,6 +18,7 @@ from hooks import Callbacks, Decision, DispatchPolicy, Message
 from runner._agent import Agent
 from runner._checks import as_message, check_id, refuse_inside_loop
 from runner._events import RunResult
+from runner._models.deadline import DEFAULT_MODEL_DEADLINE
 from runner._pause.runstate import RunState, encode_decision
 from runner._retry import RetryPolicy
 from runner._run.launch import Launcher
@@ -81,6 +82,7 @@ class DurableRunner:
       The state records the runner's callbacks: a runner without one of them refuses
       the resume (``ResumeRefused``), and a state the store does not hold resumes only
       signed with one of ``state_keys``, as with ``Runner``.
+    - Each model attempt has ``model_deadline`` seconds, as with ``Runner``.
     """
 
     __slots__ = ("_launcher", "_workflows", "agent", "name", "session_lease", "sessions")
@@ -98,6 +100,7 @@ class DurableRunner:
         executor: Executor | None = None,
         session_lease: float = 60.0,
         state_keys: Sequence[bytes] = (),
+        model_deadline: float = DEFAULT_MODEL_DEADLINE,
     ) -> None:
         _require_dbos()
         from runner._durable.workflows import Workflows
@@ -114,6 +117,7 @@ class DurableRunner:
             rng=None,
             session_lease=session_lease,
             state_keys=state_keys,
+            model_deadline=model_deadline,
         )
         self._launcher: Final = launcher
         self.agent: Final = agent

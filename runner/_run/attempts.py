@@ -17,6 +17,7 @@ import asyncio
 import contextvars
 import json
 from collections.abc import Awaitable, Callable
+from time import monotonic
 from typing import Any, Final, TypeVar
 
 from hooks import (
@@ -29,6 +30,8 @@ from hooks import (
     ToolContext,
     ToolResult,
 )
+from runner._errors import ModelTimeout
+from runner._models.deadline import Bounded, ends
 from runner._run.plan import Plan
 from runner._run.settings import Settings
 from runner._run.streamed import Streamed, stream_model
@@ -44,20 +47,30 @@ async def model_attempt(
 ) -> Outcome[ModelResponse]:
     """One model attempt on ``ctx.request``; an answer that is no ``ModelResponse`` fails.
 
-    In a streamed run the attempt streams, what it sends out kept on ``streamed``.
+    In a streamed run the attempt streams, what it sends out kept on ``streamed``. The
+    attempt has ``settings.model_deadline`` seconds (``runner._models.deadline``): an
+    awaited call past it fails with ``ModelTimeout``; a sync call in a sync run is told
+    what is left through ``time_left()``.
     """
     agent = plan.agent
     model: Any = agent.model
-    if settings.channel is not None and streamed is not None:
-        outcome = await stream_model(settings, plan, settings.channel, ctx, streamed)
-    elif agent.model_is_async:
-        outcome = await _awaited(model.generate(ctx.request))
-    elif settings.is_async and agent.model_has_agenerate:
-        outcome = await _awaited(model.agenerate(ctx.request))
-    elif settings.is_async:
-        outcome = await _threaded(settings, model.generate, ctx.request)
-    else:
-        outcome = _caught(model.generate, ctx.request)
+    seconds = settings.model_deadline
+    ending = ends.set(monotonic() + seconds)  # what time_left() and a worker thread read
+    try:
+        if settings.channel is not None and streamed is not None:
+            streaming = stream_model(settings, plan, settings.channel, ctx, streamed)
+            outcome = await _bounded(streaming, seconds, model)
+        elif agent.model_is_async:
+            outcome = await _awaited(Bounded(model.generate(ctx.request), seconds, model))
+        elif settings.is_async and agent.model_has_agenerate:
+            outcome = await _awaited(Bounded(model.agenerate(ctx.request), seconds, model))
+        elif settings.is_async:
+            threaded = _threaded(settings, model.generate, ctx.request)
+            outcome = await _bounded(threaded, seconds, model)
+        else:
+            outcome = _caught(model.generate, ctx.request)
+    finally:
+        ends.reset(ending)
     if type(outcome) is not Success:
         return outcome
     response = outcome.unwrap()
@@ -108,6 +121,14 @@ async def _awaited(awaitable: Awaitable[Any]) -> Outcome[Any]:
         raise
     except Exception as exc:
         return Failure(exc)
+
+
+async def _bounded(attempt: Awaitable[Outcome[Any]], seconds: float, model: object) -> Outcome[Any]:
+    """An attempt that gives its own outcome, under the deadline: past it, ``ModelTimeout``."""
+    try:
+        return await Bounded(attempt, seconds, model)
+    except ModelTimeout as timeout:
+        return Failure(timeout)
 
 
 async def _threaded(settings: Settings, fn: Callable[[A], Any], arg: A) -> Outcome[Any]:

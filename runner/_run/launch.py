@@ -23,6 +23,7 @@ from typing import Final, final
 from hooks import Callbacks, CompiledCallbacks, Decision, DispatchPolicy, Message, compile_callbacks
 from runner._agent import Agent
 from runner._checks import check_id, check_type, positive_float, positive_int, store_hint
+from runner._models.deadline import DEFAULT_MODEL_DEADLINE, check_deadline
 from runner._pause.runstate import RunState
 from runner._pause.seal import checked_keys
 from runner._retry import RetryPolicy
@@ -59,6 +60,7 @@ class Launcher:
         "callbacks",
         "kind",
         "max_steps",
+        "model_deadline",
         "policy",
         "retry",
         "rng",
@@ -83,6 +85,7 @@ class Launcher:
         session_lease: float,
         tracer: Tracer | None,
         state_keys: tuple[bytes, ...] = (),
+        model_deadline: float = DEFAULT_MODEL_DEADLINE,
     ) -> None:
         self.agent: Final = agent
         self.state_keys: Final = state_keys  # the first signs paused states, all verify
@@ -90,6 +93,7 @@ class Launcher:
         self.kind: Final = kind
         self.retry: Final = retry
         self.max_steps: Final = max_steps
+        self.model_deadline: Final = model_deadline
         self.policy: Final = policy
         self.rng: Final = rng
         self.session_lease: Final = session_lease
@@ -121,6 +125,7 @@ class Launcher:
         session_lease: float,
         tracer: Tracer | None = None,
         state_keys: object = (),
+        model_deadline: object = DEFAULT_MODEL_DEADLINE,
     ) -> Launcher:
         """A launcher for a runner's arguments, each refused here (untyped callers may pass
         anything), never mid-run."""
@@ -146,6 +151,7 @@ class Launcher:
             session_lease=positive_float("session_lease", session_lease),
             tracer=tracer,
             state_keys=checked_keys(state_keys),
+            model_deadline=check_deadline(f"{kind}'s model_deadline", model_deadline),
         )
 
     @property
@@ -217,6 +223,7 @@ class Launcher:
                 pool=self._pool,
                 rng=self.rng,
                 engine=engine,
+                model_deadline=self.model_deadline,
                 channel=channel,
                 tracer=self.tracer,
             ),

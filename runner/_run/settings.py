@@ -37,7 +37,8 @@ class Meter:
 
 @final
 class Settings:
-    """What every part of one run shares: budgets, policy, sync or async, where threads run.
+    """What every part of one run shares: budgets, policy, sync or async, where threads run,
+    how long a model call may take.
 
     ``engine`` executes the run's model and tool attempts and is its only source of
     time, ids and retry waits (``runner._run.engine``): the in-process one, or a durable
@@ -52,6 +53,7 @@ class Settings:
         "is_async",
         "max_steps",
         "meter",
+        "model_deadline",
         "policy",
         "pool",
         "retry",
@@ -69,6 +71,7 @@ class Settings:
         pool: Callable[[], Executor],
         rng: random.Random,
         engine: Engine,
+        model_deadline: float,
         meter: Meter | None = None,
         channel: Channel | None = None,
         tracer: Tracer | None = None,
@@ -80,6 +83,7 @@ class Settings:
         self.pool: Final = pool
         self.rng: Final = rng
         self.engine: Final = engine
+        self.model_deadline: Final = model_deadline  # seconds, each model attempt
         self.meter: Final = Meter() if meter is None else meter
         self.channel: Final = channel  # a streamed run's: deltas and events as they happen
         self.tracer: Final = tracer  # a traced run's: its spans (Runner(tracer_provider=...))

@@ -172,6 +172,7 @@ EXPORTED = [
     "run_before",
     "run_on_error",
     "run_wrap",
+    "time_left",
     "with_timeout",
 ]
 

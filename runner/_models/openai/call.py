@@ -21,7 +21,6 @@ import contextlib
 import heapq
 import itertools
 import json
-import math
 import socket
 import threading
 import time
@@ -40,33 +39,13 @@ if TYPE_CHECKING:
     from hooks import ModelResponse
     from runner._events import TextDelta, ToolCallDelta
 
-__all__ = ["HEAD", "Call", "check_deadline"]
+__all__ = ["HEAD", "Call"]
 
 HEAD: Final = 256
 """How many bytes of a body a ``ProviderError`` quotes."""
 
 # The SDK's and httpx's timeout classes, told by name as `runner._models.transient` does.
 _TIMEOUTS: Final = frozenset({"APITimeoutError", "TimeoutException"})
-
-
-MAX_DEADLINE: Final = 86_400.0
-"""The longest deadline a model call may have: a day (a socket's timeout has a limit)."""
-
-
-def check_deadline(value: object) -> float:
-    """``value`` as a deadline in seconds: a positive number, a day at most."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or not 0 < value <= MAX_DEADLINE
-    ):
-        msg = (
-            "OpenAIChatModel's deadline must be a positive finite number of seconds, "
-            f"a day (86400) at most, got {value!r:.60}"
-        )
-        raise ValueError(msg)
-    return float(value)
 
 
 @final

@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, cast, final
 from hooks import ModelRequest, ModelResponse
 from runner._errors import ProviderError
 from runner._events import ModelChunk
-from runner._models.openai.call import HEAD, Call, check_deadline
+from runner._models.deadline import check_deadline, time_left
+from runner._models.openai.call import HEAD, Call
 from runner._models.openai.clients import OnLoop, closing
 from runner._models.openai.sse import EventReader
 from runner._models.openai.stream import StreamReader
@@ -135,7 +136,7 @@ class OpenAIChatModel:
             )
             raise TypeError(msg)
         self.model: Final = model
-        self.deadline: Final = check_deadline(deadline)
+        self.deadline: Final = check_deadline("OpenAIChatModel's deadline", deadline)
         self._base_url = base_url
         self._api_key = api_key
         self._params: Final = params
@@ -262,7 +263,8 @@ class OpenAIChatModel:
 
     def _call(self, base_url: object) -> Call:
         """A call starting now, to ``base_url``'s chat completions, under the deadline."""
-        return Call(self.model, f"{str(base_url).rstrip('/')}/chat/completions", self.deadline)
+        seconds = min(self.deadline, time_left())  # the runner's deadline, when sooner
+        return Call(self.model, f"{str(base_url).rstrip('/')}/chat/completions", seconds)
 
     def _request(
         self, request: ModelRequest, call: Call, *, stream: bool = False

@@ -180,3 +180,19 @@ def test_the_watchdog_runs_what_is_due_and_never_what_was_cancelled() -> None:
     assert due.wait(5)
     assert not cancelled.wait(0.7)
     watchdog.cancel(kept)  # twice is harmless
+
+
+def test_the_runner_deadline_bounds_the_model_when_sooner(server: OpenAIServer, mode: Mode) -> None:
+    """A model allowed 30 seconds under a runner allowing 0.3: the call ends with
+    ``ModelTimeout`` by the runner's deadline, in ``run`` (the model reads ``time_left``)
+    as in ``arun``; the error names the model and its URL."""
+    server.script(keepalive(0.05), completion("In time."))
+    made = OpenAIChatModel("test-model", base_url=server.url, deadline=30)
+    runner = Runner(Agent("a", made), model_deadline=DEADLINE)
+    result = drive(runner, mode, "hi", callbacks=[RetryTransient(base_delay=0.0)])
+    runner.close()
+    made.close()
+    assert result.output == "In time."
+    [event] = events_of(result, ErrorEvent)
+    assert isinstance(event.error, ModelTimeout)
+    assert event.error.deadline <= DEADLINE
