@@ -88,6 +88,7 @@ from hooks._messages import (
     ToolSpec,
     Usage,
 )
+from hooks._parts import FilePart, ImagePart, Part, ReasoningPart
 from hooks._points import (
     AFTER_AGENT,
     AFTER_MODEL,
@@ -179,10 +180,12 @@ __all__ = [
     "ErrorResult",
     "Failure",
     "Fallback",
+    "FilePart",
     "Halt",
     "HookError",
     "HookEvent",
     "HookTimeout",
+    "ImagePart",
     "InvalidCallbacks",
     "InvalidResult",
     "Invocation",
@@ -196,9 +199,11 @@ __all__ = [
     "OnToolError",
     "Outcome",
     "OutcomeTag",
+    "Part",
     "PausablePoint",
     "PausableResult",
     "Pause",
+    "ReasoningPart",
     "Reject",
     "Result",
     "Retry",

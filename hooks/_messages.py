@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NoReturn, TypeAlias
 
+from hooks._parts import FilePart, ImagePart, Part, ReasoningPart
 from hooks._slots import slot_init
 
 __all__ = [
@@ -59,6 +60,9 @@ class Message:
 
     An assistant message may carry ``tool_calls``; a tool result reaches the model as a
     message with role ``"tool"`` whose ``tool_call_id`` names the call it answers.
+    ``content`` is the text; ``parts`` what else the message carries after it
+    (``hooks._parts``): images and files in a user or tool message, the model's
+    reasoning in an assistant message. A system message is text only.
     """
 
     role: Role
@@ -66,6 +70,7 @@ class Message:
     tool_call_id: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     name: str | None = None
+    parts: tuple[Part, ...] = ()
 
     def __post_init__(self) -> None:
         call_id, name, calls = self.tool_call_id, self.name, self.tool_calls
@@ -80,6 +85,8 @@ class Message:
             _refuse(self, "name", "a str or None", name)
         if calls or type(calls) is not tuple:
             _check_calls(self, calls, unique=False)
+        if self.parts or type(self.parts) is not tuple:
+            _check_parts(self, self.parts, _ALLOWED[self.role], f"{self.role} message")
 
 
 @slot_init
@@ -150,7 +157,9 @@ class ModelResponse:
     ``usage`` is what the call cost in tokens, when the model says; ``finish_reason``
     why it stopped, in the provider's words (``"stop"``, ``"tool_calls"``, ``"length"``);
     ``model`` the model that answered, as the provider names it (``"gpt-4o-2024-08-06"``
-    for a request to ``"gpt-4o"``), when it says.
+    for a request to ``"gpt-4o"``), when it says. ``parts`` holds the model's reasoning
+    (``ReasoningPart``), which the answer's assistant message carries on, so the provider
+    gets it back as its API requires.
     """
 
     text: str = ""
@@ -158,6 +167,7 @@ class ModelResponse:
     usage: Usage | None = None
     finish_reason: str | None = None
     model: str | None = None
+    parts: tuple[ReasoningPart, ...] = ()
 
     def __post_init__(self) -> None:
         calls = self.tool_calls
@@ -175,15 +185,21 @@ class ModelResponse:
         model: object = self.model
         if model is not None and not _is_str(model):
             _refuse(self, "model", "a str or None", model)
+        if self.parts or type(self.parts) is not tuple:
+            _check_parts(self, self.parts, (ReasoningPart,), "model response")
 
 
 @slot_init
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """A tool's answer as the model will see it; ``is_error`` marks a failed call."""
+    """A tool's answer as the model will see it; ``is_error`` marks a failed call.
+
+    ``parts`` holds images and files the tool gives back beside its text.
+    """
 
     content: str
     is_error: bool = False
+    parts: tuple[ImagePart | FilePart, ...] = ()
 
     def __post_init__(self) -> None:
         content: object = self.content
@@ -192,6 +208,8 @@ class ToolResult:
             _refuse(self, "content", "a str", content)
         if type(is_error) is not bool:
             _refuse(self, "is_error", "a bool", is_error)
+        if self.parts or type(self.parts) is not tuple:
+            _check_parts(self, self.parts, (ImagePart, FilePart), "tool result")
 
 
 def _is_str(value: object) -> bool:
@@ -217,6 +235,31 @@ def _check_calls(record: object, calls: object, *, unique: bool) -> None:
             )
             raise ValueError(msg)
         ids.add(call.id)
+
+
+_ALLOWED: Final[dict[str, tuple[type, ...]]] = {
+    "system": (),
+    "user": (ImagePart, FilePart),
+    "assistant": (ReasoningPart,),
+    "tool": (ImagePart, FilePart),
+}
+"""The parts a message of each role may carry."""
+
+
+def _check_parts(record: object, parts: object, allowed: tuple[type, ...], where: str) -> None:
+    """``parts`` must be a tuple of parts of the ``allowed`` kinds (``where`` says whose)."""
+    if not isinstance(parts, tuple):
+        _refuse(record, "parts", "a tuple of parts (write tuple(parts))", parts)
+    items: tuple[object, ...] = parts  # pyright: ignore[reportUnknownVariableType]
+    for part in items:
+        if not isinstance(part, allowed):
+            carries = " or ".join(kind.__name__ for kind in allowed) or "no parts (text only)"
+            article = "an" if where.startswith("assistant") else "a"
+            msg = (
+                f"{type(record).__name__}.parts: {article} {where} carries {carries}, "
+                f"got {type(part).__name__} {part!r:.60}"
+            )
+            raise TypeError(msg)
 
 
 def _refuse(record: object, name: str, expected: str, got: object) -> NoReturn:

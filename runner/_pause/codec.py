@@ -8,7 +8,10 @@ deep inside a later run. Unknown fields are refused too: they mean a newer write
 a typo, and silently dropping them would lose data.
 
 Fields at their defaults are left out (``tool_call_id``, ``name``, ``tool_calls``,
-``usage``, ``finish_reason``, ``model``), so a stored message costs what it says. A tool call
+``parts``, ``usage``, ``finish_reason``, ``model``), so a stored message costs what it
+says. Parts are tagged objects (``{"type": "image", ...}``, ``"file"``, ``"reasoning"``);
+bytes are base64 (``data``), and a reasoning part's ``payload`` is kept as the exact text
+it came in. A tool call
 whose arguments the model sent as broken JSON keeps them as an ``UnparsedArguments``:
 encoded as ``raw`` and ``problem`` in place of ``args``, decoded back to one, so the
 run that resumes it still tells the model what was wrong.
@@ -16,20 +19,34 @@ run that resumes it still tells the model what was wrong.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping
 from typing import Any, Final, NoReturn, cast
 
-from hooks import Message, ModelResponse, ToolCall, ToolResult, Usage
+from hooks import (
+    FilePart,
+    ImagePart,
+    Message,
+    ModelResponse,
+    Part,
+    ReasoningPart,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from runner._checks import got
 from runner._tools.arguments import UnparsedArguments
 
 __all__ = [
     "decode_message",
+    "decode_part",
     "decode_response",
     "decode_tool_call",
     "decode_tool_result",
     "decode_usage",
     "encode_message",
+    "encode_part",
     "encode_response",
     "encode_tool_call",
     "encode_tool_result",
@@ -49,12 +66,16 @@ def encode_message(message: Message) -> dict[str, Any]:
         encoded["tool_calls"] = [encode_tool_call(call) for call in message.tool_calls]
     if message.name is not None:
         encoded["name"] = message.name
+    if message.parts:
+        encoded["parts"] = [encode_part(part) for part in message.parts]
     return encoded
 
 
 def decode_message(data: object, *, where: str = "message") -> Message:
     """The ``Message`` ``data`` encodes; a ``ValueError`` naming the field if it is malformed."""
-    fields = _object(data, where, ("role", "content"), ("tool_call_id", "tool_calls", "name"))
+    fields = _object(
+        data, where, ("role", "content"), ("tool_call_id", "tool_calls", "name", "parts")
+    )
     role = fields["role"]
     if role not in _ROLES:
         _refuse(f"{where}.role", "one of 'system', 'user', 'assistant', 'tool'", role)
@@ -68,6 +89,7 @@ def decode_message(data: object, *, where: str = "message") -> Message:
             for index, call in enumerate(calls)
         ),
         name=_optional_str(fields.get("name"), f"{where}.name"),
+        parts=_parts(fields, where, _MESSAGE_PARTS[role]),
     )
 
 
@@ -98,17 +120,21 @@ def decode_tool_call(data: object, *, where: str = "tool_call") -> ToolCall:
 
 
 def encode_tool_result(result: ToolResult) -> dict[str, Any]:
-    """``result`` as a dict."""
-    return {"content": result.content, "is_error": result.is_error}
+    """``result`` as a dict; ``parts`` only when it has some."""
+    encoded: dict[str, Any] = {"content": result.content, "is_error": result.is_error}
+    if result.parts:
+        encoded["parts"] = [encode_part(part) for part in result.parts]
+    return encoded
 
 
 def decode_tool_result(data: object, *, where: str = "tool_result") -> ToolResult:
     """The ``ToolResult`` ``data`` encodes; a ``ValueError`` naming the field if it is malformed."""
-    fields = _object(data, where, ("content",), ("is_error",))
+    fields = _object(data, where, ("content",), ("is_error", "parts"))
     is_error = fields.get("is_error", False)
     if type(is_error) is not bool:
         _refuse(f"{where}.is_error", "a boolean", is_error)
-    return ToolResult(_str(fields["content"], f"{where}.content"), is_error)
+    parts = cast("tuple[ImagePart | FilePart, ...]", _parts(fields, where, ("image", "file")))
+    return ToolResult(_str(fields["content"], f"{where}.content"), is_error, parts)
 
 
 def encode_usage(usage: Usage) -> dict[str, Any]:
@@ -138,12 +164,16 @@ def encode_response(response: ModelResponse) -> dict[str, Any]:
         encoded["finish_reason"] = response.finish_reason
     if response.model is not None:
         encoded["model"] = response.model
+    if response.parts:
+        encoded["parts"] = [encode_part(part) for part in response.parts]
     return encoded
 
 
 def decode_response(data: object, *, where: str = "response") -> ModelResponse:
     """The ``ModelResponse`` ``data`` encodes; a ``ValueError`` naming the field if malformed."""
-    fields = _object(data, where, (), ("text", "tool_calls", "usage", "finish_reason", "model"))
+    fields = _object(
+        data, where, (), ("text", "tool_calls", "usage", "finish_reason", "model", "parts")
+    )
     calls = tuple(
         decode_tool_call(call, where=f"{where}.tool_calls[{index}]")
         for index, call in enumerate(_list(fields.get("tool_calls", []), f"{where}.tool_calls"))
@@ -157,7 +187,91 @@ def decode_response(data: object, *, where: str = "response") -> ModelResponse:
         None if usage is None else decode_usage(usage, where=f"{where}.usage"),
         _optional_str(fields.get("finish_reason"), f"{where}.finish_reason"),
         _optional_str(fields.get("model"), f"{where}.model"),
+        cast("tuple[ReasoningPart, ...]", _parts(fields, where, ("reasoning",))),
     )
+
+
+_MESSAGE_PARTS: Final[Mapping[str, tuple[str, ...]]] = {
+    "system": (),
+    "user": ("image", "file"),
+    "assistant": ("reasoning",),
+    "tool": ("image", "file"),
+}
+"""The part types a message of each role may hold."""
+_KINDS: Final = ("image", "file", "reasoning")
+_IMAGE_FIELDS: Final = ("url", "data", "media_type")
+
+
+def encode_part(part: Part) -> dict[str, Any]:
+    """``part`` as a tagged dict: ``type``, then its fields (bytes as base64)."""
+    if type(part) is ReasoningPart:
+        encoded: dict[str, Any] = {
+            "type": "reasoning",
+            "provider": part.provider,
+            "payload": part.payload,
+        }
+        if part.summary:
+            encoded["summary"] = part.summary
+        return encoded
+    source = cast("ImagePart | FilePart", part)
+    encoded = {"type": "image" if type(source) is ImagePart else "file"}
+    if source.url is not None:
+        encoded["url"] = source.url
+    if source.data is not None:
+        encoded["data"] = base64.b64encode(source.data).decode("ascii")
+    if source.media_type is not None:
+        encoded["media_type"] = source.media_type
+    if type(source) is FilePart and source.name is not None:
+        encoded["name"] = source.name
+    return encoded
+
+
+def decode_part(data: object, *, where: str = "part", allowed: tuple[str, ...] = _KINDS) -> Part:
+    """The part ``data`` encodes, of one of the ``allowed`` types; a ``ValueError`` naming
+    the field if it is malformed (a part's own checks included)."""
+    if type(data) is not dict:
+        _refuse(where, "an object", data)
+    data = cast("dict[str, object]", data)
+    kind = data.get("type")
+    if kind not in allowed:
+        expected = " or ".join(repr(name) for name in allowed) if allowed else "absent"
+        _refuse(f"{where}.type", expected, kind)
+    try:
+        if kind == "reasoning":
+            fields = _object(data, where, ("type", "provider", "payload"), ("summary",))
+            return ReasoningPart(
+                _str(fields["provider"], f"{where}.provider"),
+                _str(fields["payload"], f"{where}.payload"),
+                _str(fields.get("summary", ""), f"{where}.summary"),
+            )
+        optional = ("url", "data", "media_type", "name") if kind == "file" else _IMAGE_FIELDS
+        fields = _object(data, where, ("type",), optional)
+        url = _optional_str(fields.get("url"), f"{where}.url")
+        raw = _optional_str(fields.get("data"), f"{where}.data")
+        media_type = _optional_str(fields.get("media_type"), f"{where}.media_type")
+        body = None if raw is None else _base64(raw, f"{where}.data")
+        if kind == "image":
+            return ImagePart(url, body, media_type)
+        return FilePart(url, body, media_type, _optional_str(fields.get("name"), f"{where}.name"))
+    except (TypeError, ValueError) as error:  # the part's own checks, or ours above
+        if str(error).startswith(where):
+            raise
+        raise ValueError(f"{where}: {error}") from None
+
+
+def _parts(fields: Mapping[str, object], where: str, allowed: tuple[str, ...]) -> tuple[Any, ...]:
+    items = _list(fields.get("parts", []), f"{where}.parts")
+    return tuple(
+        decode_part(item, where=f"{where}.parts[{index}]", allowed=allowed)
+        for index, item in enumerate(items)
+    )
+
+
+def _base64(text: str, where: str) -> bytes:
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as error:
+        _refuse(where, "base64 text", text, f" ({error})")
 
 
 def _object(

@@ -22,6 +22,8 @@ from typing import Any, Final, TypeVar
 
 from hooks import (
     Failure,
+    FilePart,
+    ImagePart,
     ModelContext,
     ModelResponse,
     Outcome,
@@ -97,11 +99,14 @@ async def tool_attempt(
 
 
 def to_tool_result(value: object) -> ToolResult:
-    """A tool's return value as the model will see it: text, or JSON for data."""
+    """A tool's return value as the model will see it: text, JSON for data, or the image or
+    file it returned as a part."""
     if isinstance(value, ToolResult):
         return value
     if isinstance(value, str):
         return ToolResult(value)
+    if isinstance(value, ImagePart | FilePart):  # an image or a file, and no text
+        return ToolResult("", parts=(value,))
     if value is None:
         return ToolResult("")
     try:

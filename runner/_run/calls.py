@@ -102,7 +102,11 @@ async def batch(
     for call, result in zip(calls, done, strict=True):
         if not isinstance(result, ToolResult):  # held: the batch pauses, with every call
             return HeldBatch(step, calls, done)
-        messages.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
+        messages.append(
+            Message(
+                "tool", result.content, tool_call_id=call.id, name=call.name, parts=result.parts
+            )
+        )
     history.messages = history.messages.extend(messages)
     return None
 

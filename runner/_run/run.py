@@ -430,4 +430,4 @@ class Run:
 
 
 def _assistant(response: ModelResponse) -> Message:
-    return Message("assistant", response.text, tool_calls=response.tool_calls)
+    return Message("assistant", response.text, tool_calls=response.tool_calls, parts=response.parts)

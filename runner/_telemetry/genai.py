@@ -11,12 +11,13 @@ where the SDK takes no structured attributes.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
-from hooks import Message, ModelResponse, ToolCall, Usage
+from hooks import FilePart, ImagePart, Message, ModelResponse, Part, ReasoningPart, ToolCall, Usage
 from runner._tools.arguments import UnparsedArguments
 
 __all__ = [
@@ -126,7 +127,9 @@ def input_messages(messages: Iterable[Message]) -> str:
 
 def output_messages(response: ModelResponse) -> str:
     """A model's answer as ``gen_ai.output.messages`` JSON: one message, its finish reason."""
-    message = _message(Message("assistant", response.text, tool_calls=response.tool_calls))
+    message = _message(
+        Message("assistant", response.text, tool_calls=response.tool_calls, parts=response.parts)
+    )
     message["finish_reason"] = response.finish_reason or (
         "tool_call" if response.tool_calls else "stop"
     )
@@ -156,7 +159,9 @@ def tool_result(content: str) -> str:
 
 
 def _message(message: Message) -> dict[str, Any]:
-    parts: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = [
+        _part(part) for part in message.parts if type(part) is ReasoningPart
+    ]  # the reasoning first, as the model gave it
     if message.role == "tool":
         parts.append(
             {"type": "tool_call_response", "id": message.tool_call_id, "response": message.content}
@@ -164,7 +169,34 @@ def _message(message: Message) -> dict[str, Any]:
     elif message.content or not message.tool_calls:
         parts.append({"type": "text", "content": message.content})
     parts.extend(_call(call) for call in message.tool_calls)
+    parts.extend(_part(part) for part in message.parts if type(part) is not ReasoningPart)
     return {"role": message.role, "parts": parts}
+
+
+def _part(part: Part) -> dict[str, Any]:
+    """A part as the conventions' ``reasoning``, ``uri`` or ``blob`` part (bytes in base64);
+    reasoning by its visible text only, never the provider's payload."""
+    if type(part) is ReasoningPart:
+        return {"type": "reasoning", "content": part.summary}
+    source = cast("ImagePart | FilePart", part)
+    media_type = source.media_type
+    kind = (media_type or "").partition("/")[0]
+    modality = kind if kind in _MODALITIES else "image" if type(source) is ImagePart else "document"
+    shown: dict[str, Any] = (
+        {"type": "uri", "modality": modality, "uri": source.url}
+        if source.data is None
+        else {
+            "type": "blob",
+            "modality": modality,
+            "content": base64.b64encode(source.data).decode("ascii"),
+        }
+    )
+    if media_type is not None:
+        shown["mime_type"] = media_type
+    return shown
+
+
+_MODALITIES: Final = frozenset({"image", "audio", "video"})
 
 
 def _call(call: ToolCall) -> dict[str, Any]:

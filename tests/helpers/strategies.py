@@ -6,14 +6,34 @@ keeps exactly (no NaN, no tuples: JSON has neither).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import strategies as st
 
-from runner import Message, ModelResponse, ToolCall, ToolResult, Usage
+from runner import (
+    FilePart,
+    ImagePart,
+    Message,
+    ModelResponse,
+    Part,
+    ReasoningPart,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from runner._tools.arguments import UnparsedArguments
 
-__all__ = ["json_values", "messages", "responses", "tool_calls", "tool_results", "usages"]
+__all__ = [
+    "json_values",
+    "messages",
+    "parts_for",
+    "reasoning_parts",
+    "responses",
+    "tool_calls",
+    "tool_results",
+    "usages",
+]
 
 texts = st.text(max_size=20)
 json_values: st.SearchStrategy[Any] = st.recursive(
@@ -29,16 +49,52 @@ arguments: st.SearchStrategy[Any] = st.dictionaries(texts, json_values, max_size
     UnparsedArguments, texts, texts
 )
 tool_calls = st.builds(ToolCall, texts, texts, arguments)
-tool_results = st.builds(ToolResult, texts, st.booleans())
+names = st.text(min_size=1, max_size=12)
+urls = names.map(lambda name: f"https://example.test/{name}")
+image_parts = st.builds(ImagePart, url=urls, media_type=st.none() | st.just("image/png")) | (
+    st.builds(ImagePart, data=st.binary(max_size=24), media_type=st.just("image/jpeg"))
+)
+file_parts = st.builds(
+    FilePart, url=urls, media_type=st.none() | st.just("application/pdf"), name=st.none() | names
+) | st.builds(
+    FilePart,
+    data=st.binary(max_size=24),
+    media_type=st.just("application/pdf"),
+    name=st.none() | names,
+)
+# A payload is the provider's item as JSON text, kept byte for byte (spaces and key order too).
+payloads = st.dictionaries(texts, json_values, max_size=3).map(
+    lambda item: json.dumps({"type": "reasoning", **item}, indent=1)
+)
+reasoning_parts = st.builds(
+    ReasoningPart, st.sampled_from(["openai", "anthropic"]), payloads, texts
+)
+shown_parts = image_parts | file_parts
+
+
+def parts_for(role: str) -> st.SearchStrategy[tuple[Part, ...]]:
+    """Parts a message of ``role`` may carry (none for a system message)."""
+    if role == "system":
+        return st.just(())
+    kind: st.SearchStrategy[Any] = reasoning_parts if role == "assistant" else shown_parts
+    return st.lists(kind, max_size=2).map(tuple)
+
+
+tool_results = st.builds(
+    ToolResult, texts, st.booleans(), st.lists(shown_parts, max_size=2).map(tuple)
+)
 counts = st.integers(min_value=0, max_value=2**40)
 usages = st.builds(Usage, counts, counts, counts, counts)
-messages = st.builds(
-    Message,
-    st.sampled_from(["system", "user", "assistant", "tool"]),
-    texts,
-    tool_call_id=st.none() | texts,
-    tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
-    name=st.none() | texts,
+messages = st.sampled_from(["system", "user", "assistant", "tool"]).flatmap(
+    lambda role: st.builds(
+        Message,
+        st.just(role),
+        texts,
+        tool_call_id=st.none() | texts,
+        tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
+        name=st.none() | texts,
+        parts=parts_for(role),
+    )
 )
 responses = st.builds(
     ModelResponse,
@@ -47,4 +103,5 @@ responses = st.builds(
     st.none() | usages,
     st.none() | texts,
     st.none() | texts,
+    st.lists(reasoning_parts, max_size=2).map(tuple),
 )

@@ -1,7 +1,11 @@
 """hookline's vocabulary to the Chat Completions wire format and back.
 
 Requests: messages (``system``, ``user``, ``assistant`` with its tool calls, ``tool``
-results with their call ids) and tool specs, as the SDK's typed dicts. Responses: the
+results with their call ids) and tool specs, as the SDK's typed dicts. A user message's
+images and files become content parts (``image_url``; ``file`` with the bytes as a
+``data:`` URL); what the format cannot carry -- a file by URL, an image or file in a
+tool result -- is refused with a ``ValueError`` naming the message, never dropped.
+Reasoning parts are left out: Chat Completions takes no reasoning back. Responses: the
 first choice's text, tool calls (arguments read by ``parse_arguments``), finish
 reason and token usage, as a ``ModelResponse``. The SDK itself is only named for the
 type checker: this module imports nothing of it at run time.
@@ -9,11 +13,12 @@ type checker: this module imports nothing of it at run time.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
-from hooks import Message, ModelResponse, ToolCall, ToolSpec, Usage
+from hooks import FilePart, ImagePart, Message, ModelResponse, ToolCall, ToolSpec, Usage
 from runner._tools.arguments import parse_arguments
 
 if TYPE_CHECKING:
@@ -21,13 +26,16 @@ if TYPE_CHECKING:
     from openai.types.chat import (
         ChatCompletion,
         ChatCompletionAssistantMessageParam,
+        ChatCompletionContentPartParam,
         ChatCompletionFunctionToolParam,
         ChatCompletionMessageFunctionToolCallParam,
         ChatCompletionMessageParam,
         ChatCompletionMessageToolCallUnion,
+        ChatCompletionUserMessageParam,
     )
+    from openai.types.chat.chat_completion_content_part_param import File
 
-__all__ = ["from_completion", "to_messages", "to_tools", "usage_of"]
+__all__ = ["data_url", "from_completion", "to_messages", "to_tools", "usage_of"]
 
 # A tool offered without a schema takes no arguments; said explicitly, as every
 # OpenAI-compatible server reads it (some refuse a missing or empty `parameters`).
@@ -42,6 +50,8 @@ def to_messages(messages: Iterable[Message]) -> list[ChatCompletionMessageParam]
 def _message(message: Message) -> ChatCompletionMessageParam:
     role, name = message.role, message.name
     if role == "tool":
+        if message.parts:
+            _refuse_parts(message, "a tool result's images and files")
         # A tool result answers one call; the wire format gives it no `name`.
         return {
             "role": "tool",
@@ -63,9 +73,48 @@ def _message(message: Message) -> ChatCompletionMessageParam:
         if name is not None:
             return {"role": "system", "content": message.content, "name": name}
         return {"role": "system", "content": message.content}
+    user: ChatCompletionUserMessageParam = {
+        "role": "user",
+        "content": _content(message) if message.parts else message.content,
+    }
     if name is not None:
-        return {"role": "user", "content": message.content, "name": name}
-    return {"role": "user", "content": message.content}
+        user["name"] = name
+    return user
+
+
+def _content(message: Message) -> list[ChatCompletionContentPartParam]:
+    """A user message's text, then its images and files, as content parts."""
+    content: list[ChatCompletionContentPartParam] = []
+    if message.content:
+        content.append({"type": "text", "text": message.content})
+    for part in message.parts:
+        if type(part) is ImagePart:
+            content.append({"type": "image_url", "image_url": {"url": data_url(part)}})
+        elif type(part) is FilePart:
+            if part.data is None:
+                _refuse_parts(message, "a file by URL (give its bytes)")
+            file: File = {"type": "file", "file": {"file_data": data_url(part)}}
+            if part.name is not None:
+                file["file"]["filename"] = part.name
+            content.append(file)
+    return content
+
+
+def data_url(part: ImagePart | FilePart) -> str:
+    """Where the part is: its URL, or its bytes as a ``data:`` URL in base64."""
+    if part.data is None:
+        return part.url or ""
+    encoded = base64.b64encode(part.data).decode("ascii")
+    return f"data:{part.media_type};base64,{encoded}"
+
+
+def _refuse_parts(message: Message, what: str) -> NoReturn:
+    msg = (
+        f"Chat Completions cannot carry {what}: a {message.role} message holds "
+        f"{', '.join(type(part).__name__ for part in message.parts)}; use a model whose "
+        "API takes them (OpenAIResponsesModel, AnthropicModel)"
+    )
+    raise ValueError(msg)
 
 
 def _tool_call(call: ToolCall) -> ChatCompletionMessageFunctionToolCallParam:

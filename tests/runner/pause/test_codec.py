@@ -118,7 +118,59 @@ def test_usage_is_all_four_counts() -> None:
         (
             {"role": "user", "content": "", "colour": "red"},
             "message.colour must be absent (the known fields are 'role', 'content', "
-            "'tool_call_id', 'tool_calls', 'name'), got str 'red'",
+            "'tool_call_id', 'tool_calls', 'name', 'parts'), got str 'red'",
+        ),
+        (
+            {"role": "user", "content": "", "parts": {}},
+            "message.parts must be an array, got dict {}",
+        ),
+        (
+            {"role": "system", "content": "", "parts": [{"type": "image", "url": "u"}]},
+            "message.parts[0].type must be absent, got str 'image'",
+        ),
+        (
+            {"role": "user", "content": "", "parts": [{"type": "reasoning"}]},
+            "message.parts[0].type must be 'image' or 'file', got str 'reasoning'",
+        ),
+        (
+            {"role": "user", "content": "", "parts": [{"type": "image"}]},
+            "message.parts[0]: ImagePart takes exactly one of url and data, got neither",
+        ),
+        (
+            {"role": "user", "content": "", "parts": [{"type": "image", "data": "&&"}]},
+            "message.parts[0].data must be base64 text, got str '&&'",
+        ),
+        (
+            {"role": "user", "content": "", "parts": [{"type": "image", "data": "AA=="}]},
+            "message.parts[0]: ImagePart.media_type must say what the data is",
+        ),
+        (
+            {
+                "role": "user",
+                "content": "",
+                "parts": [{"type": "image", "url": "u", "media_type": "application/pdf"}],
+            },
+            "message.parts[0]: ImagePart.media_type must be an image/* media type",
+        ),
+        (
+            {"role": "user", "content": "", "parts": [{"type": "file", "url": "u", "size": 3}]},
+            "message.parts[0].size must be absent",
+        ),
+        (
+            {
+                "role": "assistant",
+                "content": "",
+                "parts": [{"type": "reasoning", "provider": "openai", "payload": 7}],
+            },
+            "message.parts[0].payload must be a string, got int 7",
+        ),
+        (
+            {
+                "role": "assistant",
+                "content": "",
+                "parts": [{"type": "reasoning", "provider": "", "payload": "{}"}],
+            },
+            "message.parts[0]: ReasoningPart.provider must be a non-empty str",
         ),
         (
             {

@@ -8,7 +8,16 @@ import pytest
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion
 
-from runner import Message, ModelResponse, ToolCall, ToolSpec, Usage
+from runner import (
+    FilePart,
+    ImagePart,
+    Message,
+    ModelResponse,
+    ReasoningPart,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from runner._models.openai.wire import from_completion, to_messages, to_tools, usage_of
 from runner._tools.arguments import UnparsedArguments
 
@@ -185,3 +194,54 @@ def test_usage_maps_each_count_and_absent_details_are_zero(
     assert (
         from_completion(chat({"role": "assistant", "content": "x"}, usage=usage)).usage == expected
     )
+
+
+def test_a_users_images_and_files_become_content_parts() -> None:
+    """Text first, then each image as ``image_url`` (bytes as a ``data:`` URL) and each
+    file's bytes as ``file_data`` with its name; a message without parts stays a string."""
+    message = Message(
+        "user",
+        "compare",
+        name="ann",
+        parts=(
+            ImagePart(url="https://example.test/a.png"),
+            ImagePart(data=b"\x01\x02", media_type="image/png"),
+            FilePart(data=b"%PDF", media_type="application/pdf", name="r.pdf"),
+        ),
+    )
+    assert to_messages([message]) == [
+        {
+            "role": "user",
+            "name": "ann",
+            "content": [
+                {"type": "text", "text": "compare"},
+                {"type": "image_url", "image_url": {"url": "https://example.test/a.png"}},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AQI="}},
+                {
+                    "type": "file",
+                    "file": {
+                        "file_data": "data:application/pdf;base64,JVBERg==",
+                        "filename": "r.pdf",
+                    },
+                },
+            ],
+        }
+    ]
+    assert to_messages([Message("user", "hi")]) == [{"role": "user", "content": "hi"}]
+
+
+def test_what_chat_completions_cannot_carry_is_refused_not_dropped() -> None:
+    """A file by URL and a tool result's image are a ``ValueError`` naming the API to
+    use; another provider's reasoning is left out (the API takes none back)."""
+    by_url = Message("user", "read", parts=(FilePart(url="https://example.test/r.pdf"),))
+    with pytest.raises(ValueError, match=r"cannot carry a file by URL \(give its bytes\)"):
+        to_messages([by_url])
+    picture = Message(
+        "tool", "", tool_call_id="c1", parts=(ImagePart(url="https://example.test/a.png"),)
+    )
+    with pytest.raises(ValueError, match="a tool message holds ImagePart; use a model whose API"):
+        to_messages([picture])
+    thought = ReasoningPart("anthropic", '{"type": "thinking"}', "hmm")
+    assert to_messages([Message("assistant", "ok", parts=(thought,))]) == [
+        {"role": "assistant", "content": "ok"}
+    ]
