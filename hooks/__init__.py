@@ -134,6 +134,7 @@ from hooks._results import (
 from hooks._state import Invocation, State, StateKey
 from hooks._timed import TimedCallback, TimeoutRecord
 from hooks._timeout import with_timeout
+from hooks._tool_info import ToolAnnotations, ToolInfo
 from hooks._wrap import arun_wrap, run_wrap
 
 __all__ = [
@@ -214,8 +215,10 @@ __all__ = [
     "Success",
     "TimedCallback",
     "TimeoutRecord",
+    "ToolAnnotations",
     "ToolCall",
     "ToolContext",
+    "ToolInfo",
     "ToolResult",
     "ToolSpec",
     "Trace",

@@ -8,6 +8,7 @@ from hooks._decisions import Decision
 from hooks._messages import Message, ModelRequest, ToolCall
 from hooks._slots import slot_init
 from hooks._state import Invocation
+from hooks._tool_info import ToolInfo
 
 __all__ = ["AgentContext", "ModelContext", "ToolContext"]
 
@@ -43,7 +44,8 @@ class ModelContext:
 @slot_init
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """A tool call: ``call`` is the model's ``ToolCall(id, name, args)``.
+    """A tool call: ``call`` is the model's ``ToolCall(id, name, args)``; ``tool`` tells
+    what the tool is (``ToolInfo``: its server, description and annotations).
 
     ``attempt`` counts from 1 and ``max_attempts`` is the call's retry budget, as in
     ``ModelContext``. ``decision`` is a human's decision on this call when a paused run
@@ -57,3 +59,12 @@ class ToolContext:
     attempt: int = 1
     max_attempts: int = 1
     decision: Decision | None = None
+
+    @property
+    def tool(self) -> ToolInfo:
+        """What the called tool is: its name, server, description, annotations, output
+        schema -- always of the tool ``call`` names now (a hook that renamed the call
+        sees the new tool's); a tool the agent lacks is a bare ``ToolInfo(name)``."""
+        name = self.call.name
+        info = self.invocation.tools.get(name)
+        return ToolInfo(name) if info is None else info

@@ -11,6 +11,7 @@ from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar, final, over
 from typing_extensions import TypeVar as DefaultTypeVar
 
 from hooks._slots import slot_init
+from hooks._tool_info import ToolInfo
 
 __all__ = ["Invocation", "Scope", "State", "StateKey"]
 
@@ -25,6 +26,11 @@ _MISSING: Final[Any] = object()
 Scope: TypeAlias = Literal["invocation", "session"]
 """How long a state value lives: one run, or the session (saved with it)."""
 _SCOPES: Final = ("invocation", "session")
+_NO_TOOLS: Final[Mapping[str, ToolInfo]] = types.MappingProxyType({})
+
+
+def _no_tools() -> Mapping[str, ToolInfo]:
+    return _NO_TOOLS
 
 
 @final
@@ -205,6 +211,7 @@ class Invocation:
     """Who and where a run is: ids, the agent running, its branch and the shared ``state``.
 
     ``branch`` is the path of agent names, ``"assistant/researcher"`` inside a sub-agent.
+    ``tools`` describes the agent's tools by name (``ToolContext.tool`` reads it).
     """
 
     id: str
@@ -213,3 +220,4 @@ class Invocation:
     user_id: str = "user"
     session_id: str = ""
     state: State = field(default_factory=State, compare=False, repr=False)
+    tools: Mapping[str, ToolInfo] = field(default_factory=_no_tools, compare=False, repr=False)

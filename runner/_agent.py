@@ -7,10 +7,18 @@ import types
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
-from hooks import InvalidCallbacks, ToolSpec
+from hooks import InvalidCallbacks, ToolInfo, ToolSpec
 from runner._checks import got, is_list
 from runner._models.protocols import AsyncModel, Model
-from runner._tools.tools import AsyncTool, Tool, as_tool, check_tool_name, is_async_tool, spec_of
+from runner._tools.tools import (
+    AsyncTool,
+    Tool,
+    as_tool,
+    check_tool_name,
+    info_of,
+    is_async_tool,
+    spec_of,
+)
 
 __all__ = ["Agent"]
 
@@ -35,6 +43,7 @@ class Agent:
     __slots__ = (
         "callbacks",
         "description",
+        "infos",
         "instruction",
         "model",
         "model_has_agenerate",
@@ -105,6 +114,15 @@ class Agent:
             {key: is_async_tool(tool) for key, tool in functions.items()}
         )
         self.specs: Final = tuple(self._spec(tool) for tool in self.tools.values())
+        # What each tool call's hooks see as ctx.tool, made once.
+        self.infos: Final[Mapping[str, ToolInfo]] = types.MappingProxyType(
+            {
+                spec.name: ToolInfo(spec.name, None, spec.description)
+                if isinstance(tool, Agent)
+                else info_of(tool, spec)
+                for spec, tool in zip(self.specs, self.tools.values(), strict=True)
+            }
+        )
 
     def walk(self) -> Iterator[Agent]:
         """This agent and all its sub-agents, depth first, each agent once.

@@ -127,8 +127,8 @@ class Run:
         """The plan of ``agent`` at ``branch``, made once per run."""
         plan = self._plans.get(branch)
         if plan is None:
-            invocation = Invocation(  # id, agent, branch, user_id, session_id, state
-                self.id, agent.name, branch, self.user_id, self.session_id, self.state
+            invocation = Invocation(  # id, agent, branch, user_id, session_id, state, tools
+                self.id, agent.name, branch, self.user_id, self.session_id, self.state, agent.infos
             )
             plan = Plan(agent, invocation, self._setups[id(agent)], self.settings)
             self._plans[branch] = plan

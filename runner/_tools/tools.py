@@ -26,13 +26,14 @@ import types
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol, cast, final, runtime_checkable
 
-from hooks import ToolSpec
+from hooks import ToolAnnotations, ToolInfo, ToolSpec
+from hooks._tool_info import NO_ANNOTATIONS
 from runner._checks import got
 from runner._tools.docstrings import summary
 from runner._tools.pydantic import ValidatedArguments
 from runner._tools.schema import PlainArguments, params_of
 
-__all__ = ["AsyncTool", "FunctionTool", "Tool", "as_tool", "check_tool_name"]
+__all__ = ["AsyncTool", "FunctionTool", "Tool", "as_tool", "check_tool_name", "info_of"]
 
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _TOOL_NAME_RULE: Final = "^[A-Za-z0-9_-]{1,64}$"
@@ -89,12 +90,19 @@ class AsyncTool(Protocol):
 class FunctionTool:
     """A plain function (sync or async) as a tool, called with the args as keywords."""
 
-    __slots__ = ("_validate", "description", "fn", "is_async", "name", "parameters")
+    __slots__ = ("_validate", "annotations", "description", "fn", "is_async", "name", "parameters")
 
     def __init__(
-        self, fn: Callable[..., Any], /, *, name: str | None = None, description: str | None = None
+        self,
+        fn: Callable[..., Any],
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations = NO_ANNOTATIONS,
     ) -> None:
         self.fn: Final = fn
+        self.annotations: Final = _checked_annotations(annotations, "FunctionTool annotations")
         self.name: Final = (
             check_tool_name(
                 _name_of(fn), "function", hint="give it one: FunctionTool(fn, name=...)"
@@ -136,8 +144,21 @@ class FunctionTool:
         return f"FunctionTool({self.name!r})"
 
 
-def as_tool(tool: object) -> Tool | AsyncTool:
-    """A tool from a plain function or an object with ``name`` and ``run``."""
+def as_tool(tool: object, *, annotations: ToolAnnotations | None = None) -> Tool | AsyncTool:
+    """A tool from a plain function or an object with ``name`` and ``run``.
+
+    ``annotations`` declares a function's effects (``ToolAnnotations(destructive=True)``),
+    which its calls' hooks read in ``ctx.tool``; a tool object declares its own with an
+    ``annotations`` attribute.
+    """
+    if annotations is not None:
+        if not isinstance(tool, types.FunctionType | types.MethodType | types.BuiltinFunctionType):
+            msg = (
+                "as_tool(..., annotations=) declares a function's effects; a tool object "
+                f"declares its own with an `annotations` attribute, got {got(tool)}"
+            )
+            raise TypeError(msg)
+        return FunctionTool(tool, annotations=annotations)
     if isinstance(tool, FunctionTool):
         return tool
     if isinstance(tool, types.FunctionType | types.MethodType | types.BuiltinFunctionType):
@@ -164,6 +185,37 @@ def spec_of(tool: Tool | AsyncTool) -> ToolSpec:
     if isinstance(parameters, Mapping):
         schema = cast("Mapping[str, Any]", parameters)
     return ToolSpec(tool.name, str(description), schema)
+
+
+def info_of(tool: Tool | AsyncTool, spec: ToolSpec) -> ToolInfo:
+    """What a tool call's hooks see of ``tool`` (``spec`` its ``ToolSpec``): a tool object's
+    optional ``annotations``, ``server`` and ``output_schema`` attributes are checked here,
+    once, when its agent is made."""
+    annotations: object = getattr(tool, "annotations", NO_ANNOTATIONS)
+    server: object = getattr(tool, "server", None)
+    schema: object = getattr(tool, "output_schema", None)
+    what = f"tool {spec.name!r}"
+    checked = _checked_annotations(annotations, f"{what}'s annotations")
+    if server is not None and not isinstance(server, str):
+        msg = f"{what}'s server must be a str or None, got {got(server)}"
+        raise TypeError(msg)
+    if schema is not None and not isinstance(schema, Mapping):
+        msg = f"{what}'s output_schema must be a JSON schema (a mapping) or None, got {got(schema)}"
+        raise TypeError(msg)
+    return ToolInfo(
+        spec.name,
+        server,
+        spec.description,
+        checked,
+        cast("Mapping[str, Any] | None", schema),
+    )
+
+
+def _checked_annotations(value: object, what: str) -> ToolAnnotations:
+    if type(value) is not ToolAnnotations:
+        msg = f"{what} must be a ToolAnnotations(...), got {got(value)}"
+        raise TypeError(msg)
+    return value
 
 
 def is_async_tool(tool: Tool | AsyncTool) -> bool:

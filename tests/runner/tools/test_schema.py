@@ -914,6 +914,17 @@ def test_a_plain_tool_works_where_pydantic_is_missing() -> None:
 
 
 def test_function_tool_keeps_its_public_surface() -> None:
-    """name, description, parameters, run, check, spec and is_async, as before."""
+    """name, description, parameters, run, check, spec and is_async, as before; and the
+    annotations it declares."""
     public = [name for name in dir(FunctionTool(described)) if not name.startswith("_")]
-    assert public == ["check", "description", "fn", "is_async", "name", "parameters", "run", "spec"]
+    assert public == [
+        "annotations",
+        "check",
+        "description",
+        "fn",
+        "is_async",
+        "name",
+        "parameters",
+        "run",
+        "spec",
+    ]
