@@ -106,6 +106,9 @@ from hooks._points import (
     PausablePoint,
     WrapPoint,
 )
+from hooks._policies.audit import AuditBroken, AuditHead, HashChainAudit
+from hooks._policies.loop_guard import LoopGuard
+from hooks._policies.truncate import TruncateToolResult
 from hooks._policy import DispatchPolicy, Trace
 from hooks._protocols import (
     AfterAgent,
@@ -166,6 +169,8 @@ __all__ = [
     "AsyncOnToolError",
     "AsyncWrapModel",
     "AsyncWrapTool",
+    "AuditBroken",
+    "AuditHead",
     "BeforeAgent",
     "BeforeModel",
     "BeforePoint",
@@ -183,6 +188,7 @@ __all__ = [
     "Fallback",
     "FilePart",
     "Halt",
+    "HashChainAudit",
     "HookError",
     "HookEvent",
     "HookTimeout",
@@ -190,6 +196,7 @@ __all__ = [
     "InvalidCallbacks",
     "InvalidResult",
     "Invocation",
+    "LoopGuard",
     "Message",
     "ModelContext",
     "ModelRequest",
@@ -222,6 +229,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Trace",
+    "TruncateToolResult",
     "Usage",
     "WrapModel",
     "WrapPoint",

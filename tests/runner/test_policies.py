@@ -1,0 +1,264 @@
+"""Ready-made policies: ``LoopGuard``, ``TruncateToolResult``, ``HashChainAudit``.
+
+Each is a callback like any other: put in a run's callbacks, it acts through the same
+hook points, in sync and async runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from returns.result import Failure, Success
+
+from hooks import BeforeResult, Halt, HookEvent, ToolContext, ToolResult
+from runner import (
+    Agent,
+    AuditBroken,
+    AuditHead,
+    HashChainAudit,
+    LoopGuard,
+    Runner,
+    ScriptedModel,
+    ToolCall,
+    ToolResultEvent,
+    TruncateToolResult,
+)
+from tests.helpers.runs import Mode, calling, drive, events_of
+
+
+def lookup(q: str) -> str:
+    """Look something up."""
+    return f"nothing on {q}"
+
+
+def results(
+    mode: Mode, *calls: ToolCall, callbacks: list[object], tool: object = lookup
+) -> list[ToolResult]:
+    """The results of ``calls``, one model turn each, then an answer."""
+    model = ScriptedModel([*(calling(call) for call in calls), "done"])
+    with Runner(Agent("a", model, tools=[tool])) as runner:
+        result = drive(runner, mode, "go", callbacks=callbacks)
+    return [event.result for event in events_of(result, ToolResultEvent)]
+
+
+def test_a_loop_guard_halts_the_nth_identical_call(mode: Mode) -> None:
+    """Two identical calls run; the third is refused with a message; other arguments run."""
+    same = ToolCall("c", "lookup", {"q": "x"})  # ids may repeat across turns
+    got = results(
+        mode,
+        same,
+        ToolCall("d", "lookup", {"q": "y"}),
+        same,
+        same,
+        callbacks=[LoopGuard(3)],
+    )
+    assert [result.content for result in got[:3]] == [
+        "nothing on x",
+        "nothing on y",
+        "nothing on x",
+    ]
+    assert got[3].is_error
+    assert got[3].content.startswith("lookup was called 3 times with the same arguments")
+
+
+def test_a_loop_guard_forgets_calls_outside_its_window(mode: Mode) -> None:
+    """With a window of 3, a call repeated after two others counts once again."""
+    same = ToolCall("c", "lookup", {"q": "x"})
+    other = [ToolCall(f"o{i}", "lookup", {"q": str(i)}) for i in range(2)]
+    got = results(mode, same, *other, same, callbacks=[LoopGuard(2, window=3)])
+    assert not any(result.is_error for result in got)
+    got = results(mode, same, other[0], same, callbacks=[LoopGuard(2, window=3)])
+    assert got[-1].is_error
+
+
+def test_argument_order_does_not_hide_a_loop(mode: Mode) -> None:
+    """The arguments are compared as canonical JSON: key order does not matter."""
+
+    def two(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    got = results(
+        mode,
+        ToolCall("c1", "two", {"a": 1, "b": 2}),
+        ToolCall("c2", "two", {"b": 2, "a": 1}),
+        callbacks=[LoopGuard(2)],
+        tool=two,
+    )
+    assert [result.is_error for result in got] == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("n", "window", "words"),
+    [(1, 20, "n must be an int >= 2"), (3, 2, "window must be an int >= 3"), (2.0, 5, "n must")],
+)
+def test_a_loop_guard_needs_a_sensible_n_and_window(n: int, window: int, words: str) -> None:
+    """A guard that would refuse the first call, or whose window cannot hold n calls."""
+    with pytest.raises(ValueError, match=words):
+        LoopGuard(n, window=window)
+
+
+def test_a_long_result_keeps_its_head_and_tail_and_says_what_was_cut(mode: Mode) -> None:
+    """The model reads at most ``max_chars``: the start, a note, the end."""
+
+    def log() -> str:
+        """Read the log."""
+        return "START" + "x" * 5_000 + "END"
+
+    [result] = results(
+        mode, ToolCall("c", "log", {}), callbacks=[TruncateToolResult(1_000)], tool=log
+    )
+    assert len(result.content) <= 1_000
+    assert result.content.startswith("STARTx")
+    assert result.content.endswith("xEND")
+    assert "characters cut of 5008 ...]" in result.content
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(text=st.text(max_size=3_000), limit=st.integers(min_value=200, max_value=2_000))
+def test_a_cut_result_never_exceeds_the_limit_and_a_short_one_is_untouched(
+    text: str, limit: int
+) -> None:
+    """Whatever the text and the limit."""
+    truncate = TruncateToolResult(limit)
+    if len(text) <= limit:
+        return
+    cut = truncate.cut(text)
+    assert len(cut) <= limit
+    head, _, tail = cut.partition("\n[... ")
+    assert text.startswith(head)
+    assert text.endswith(tail.partition(" ...]\n")[2])
+
+
+def test_truncation_passes_short_results_and_failures() -> None:
+    """A short result and a failure pass as they are."""
+    truncate = TruncateToolResult(200)
+    ok = Success(ToolResult("short"))
+    assert truncate.after_tool(ok, None) is ok  # type: ignore[arg-type]
+    failed: Failure[Exception] = Failure(ValueError("no"))
+    assert truncate.after_tool(failed, None) is failed  # type: ignore[arg-type]
+
+
+class Refuse:
+    """Halts every tool call."""
+
+    def before_tool(self, ctx: ToolContext) -> BeforeResult[ToolContext, ToolResult]:
+        """Refuse."""
+        return Halt(ToolResult("refused", is_error=True))
+
+
+def test_the_audit_records_every_decision_even_of_a_halted_call(mode: Mode, tmp_path: Path) -> None:
+    """One line per dispatch, chained; the halt names the callback that decided it."""
+    path = tmp_path / "audit.jsonl"
+    audit = HashChainAudit(path)
+    results(mode, ToolCall("c", "lookup", {"q": "x"}), callbacks=[audit, Refuse()])
+    lines = path.read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [record["seq"] for record in records] == list(range(1, len(records) + 1))
+    halted = [r["event"] for r in records if r["event"]["point"] == "before_tool"]
+    assert halted == [
+        {
+            "point": "before_tool",
+            "agent": "a",
+            "branch": "a",
+            "outcome": "halt",
+            "callback": "Refuse instance",
+            "tool": "lookup",
+            "call_id": "c",
+            "attempt": 1,
+            "time": halted[0]["time"],
+            "run_id": halted[0]["run_id"],
+            "error": None,
+        }
+    ]
+    assert HashChainAudit.verify(path) == audit.head == AuditHead(len(records), records[-1]["hash"])
+
+
+def event(number: int) -> HookEvent:
+    """A made-up dispatch."""
+    return HookEvent("before_tool", "a", "a", "cont", 0.0, tool=f"t{number}", time=float(number))
+
+
+def chain(tmp_path: Path, count: int) -> tuple[Path, list[str]]:
+    """An audit file of ``count`` records and its lines."""
+    path = tmp_path / f"chain-{count}.jsonl"
+    path.unlink(missing_ok=True)
+    audit = HashChainAudit(path)
+    for number in range(count):
+        audit.on_event(event(number))
+    return path, path.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+@settings(max_examples=120, deadline=None, database=None)
+@given(data=st.data())
+def test_verify_catches_every_single_line_edit_drop_swap_and_insertion(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """Any one change to the lines of a chain is found, at or before the changed line."""
+    tmp_path = tmp_path_factory.mktemp("audit")
+    count = data.draw(st.integers(min_value=2, max_value=8))
+    path, lines = chain(tmp_path, count)
+    index = data.draw(st.integers(min_value=0, max_value=count - 1))
+    change = data.draw(st.sampled_from(["edit", "drop", "swap", "insert"]))
+    changed = list(lines)
+    if change == "edit":
+        line = changed[index]
+        at = data.draw(st.integers(min_value=0, max_value=len(line) - 2))
+        char = data.draw(st.characters(codec="utf-8").filter(lambda c: c != line[at]))
+        changed[index] = line[:at] + char + line[at + 1 :]
+    elif change == "drop":
+        if index == count - 1:
+            index -= 1  # dropping the last line is a cut: the kept head catches it (below)
+        del changed[index]
+    elif change == "swap":
+        other = (index + 1) % count
+        changed[index], changed[other] = changed[other], changed[index]
+        index = min(index, other)
+    else:
+        changed.insert(index, lines[index - 1] if index else lines[1])
+    path.write_text("".join(changed), encoding="utf-8")
+    with pytest.raises(AuditBroken) as broken:
+        HashChainAudit.verify(path)
+    assert broken.value.line <= index + 1
+
+
+def test_a_file_cut_after_a_good_line_is_caught_by_the_kept_head(tmp_path: Path) -> None:
+    """Dropping the last records leaves a good chain: only the head kept elsewhere says so."""
+    path, lines = chain(tmp_path, 5)
+    head = HashChainAudit.verify(path)
+    path.write_text("".join(lines[:3]), encoding="utf-8")
+    assert HashChainAudit.verify(path).records == 3
+    with pytest.raises(AuditBroken, match="ends after 3 records"):
+        HashChainAudit.verify(path, head=head)
+
+
+def test_an_audit_goes_on_after_the_chain_it_finds_and_refuses_a_broken_one(
+    tmp_path: Path,
+) -> None:
+    """A new audit on an intact file continues its chain; on a broken one it refuses."""
+    path, lines = chain(tmp_path, 3)
+    again = HashChainAudit(path)
+    again.on_event(event(9))
+    assert HashChainAudit.verify(path).records == 4
+    path.write_text("".join([lines[1], lines[0]]), encoding="utf-8")
+    with pytest.raises(AuditBroken, match="line 1"):
+        HashChainAudit(path).on_event(event(10))
+
+
+def test_a_failed_write_is_said_in_the_chain_by_the_next_record(tmp_path: Path) -> None:
+    """A record that could not be written (the path is a directory for a while) is
+    counted; the next record written says so, in the chain."""
+    blocked = tmp_path / "dir-as-file"
+    blocked.mkdir()
+    broken_audit = HashChainAudit(blocked)
+    with pytest.raises(IsADirectoryError):
+        broken_audit.on_event(event(1))
+    blocked.rmdir()
+    broken_audit.on_event(event(2))
+    records = [json.loads(line) for line in blocked.read_text(encoding="utf-8").splitlines()]
+    assert [record["event"].get("lost") for record in records] == [1, None]
+    assert HashChainAudit.verify(blocked).records == 2
