@@ -74,7 +74,15 @@ def timed(run: Callable[[], RunResult]) -> float:
 @contextlib.contextmanager
 def launched(url: str) -> Iterator[None]:
     """DBOS launched on ``url`` for the block."""
-    DBOS(config={"name": "hookline-bench", "system_database_url": url, "log_level": "WARNING"})
+    DBOS(
+        config={
+            "name": "hookline-bench",
+            "system_database_url": url,
+            "log_level": "WARNING",
+            "executor_id": "bench",
+            "serializer": DurableRunner.serializer(),
+        }
+    )
     DBOS.launch()
     try:
         yield

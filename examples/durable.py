@@ -70,7 +70,13 @@ def process(workdir: Path) -> None:
     durable = DurableRunner(Agent("trip", TripModel(), tools=[book_flight, book_hotel, rent_car]))
     database = f"sqlite:///{workdir / 'runs.sqlite'}"
     DBOS(
-        config={"name": "hookline-example", "system_database_url": database, "log_level": "WARNING"}
+        config={
+            "name": "hookline-example",
+            "system_database_url": database,
+            "log_level": "WARNING",
+            "executor_id": "example-worker",  # this worker's own id, the same when it restarts
+            "serializer": DurableRunner.serializer(),  # records as JSON, never pickle
+        }
     )
     DBOS.launch()  # recovers the runs a crash interrupted
     try:

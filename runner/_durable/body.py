@@ -3,8 +3,9 @@
 Each body loads what it needs as steps (the session; for a resume, the paused state
 the store keeps), runs the loop on a ``DbosEngine`` (every attempt a step), then makes
 the writes the loop asked for (the session's save, a paused state's save or deletion),
-each a step, and returns the ``RunResult`` stored as bytes. An error that fails the run
-is stored, raised as a ``StoredError`` DBOS records, and rebuilt for the caller. A
+each a step, and returns the ``RunResult`` stored by the runner's codec (JSON text). An
+error that fails the run is stored, raised as a ``StoredError`` DBOS records, and
+rebuilt for the caller. A
 recovered workflow executes the same body again: the steps that ended are read off the
 record, so it goes on from the step that was under way.
 
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any, final
 from dbos import DBOS
 
 from hooks import Decision, Message
-from runner._durable.codec import dump, stored
+from runner._durable.codec import Codec, stored
 from runner._durable.engine import DbosEngine
 from runner._events import RunResult
 from runner._pause.runstate import RunState, decode_decision
@@ -39,23 +40,39 @@ __all__ = ["resume_body", "run_body"]
 
 
 async def run_body(
-    launcher: Launcher, message: Message, user_id: str, session_id: str | None, *, is_async: bool
-) -> bytes:
+    launcher: Launcher,
+    message: Message,
+    user_id: str,
+    session_id: str | None,
+    *,
+    is_async: bool,
+    codec: Codec,
+) -> str | bytes:
     """One run inside its workflow: its result stored, or what failed it stored and raised."""
     try:
-        return dump(await _run(launcher, message, user_id, session_id, is_async=is_async))
+        if type(message) is not Message:  # a record's inputs are checked like any record
+            msg = f"a durable run's message must be a Message, got {type(message).__name__}"
+            raise TypeError(msg)
+        engine = DbosEngine(_workflow_id(), is_async=is_async, codec=codec)
+        return codec.dump(await _run(launcher, engine, message, user_id, session_id))
     except Exception as exc:
-        raise stored(exc) from None
+        raise stored(exc, codec) from None
 
 
 async def resume_body(
-    launcher: Launcher, state_json: str, decisions: Mapping[str, Any], *, is_async: bool
-) -> bytes:
+    launcher: Launcher,
+    state_json: str,
+    decisions: Mapping[str, Any],
+    *,
+    is_async: bool,
+    codec: Codec,
+) -> str | bytes:
     """One resume inside its workflow: stored as ``run_body`` stores a run."""
     try:
-        return dump(await _resume(launcher, state_json, decisions, is_async=is_async))
+        engine = DbosEngine(_workflow_id(), is_async=is_async, codec=codec)
+        return codec.dump(await _resume(launcher, engine, state_json, decisions))
     except Exception as exc:
-        raise stored(exc) from None
+        raise stored(exc, codec) from None
 
 
 def _workflow_id() -> str:
@@ -65,11 +82,10 @@ def _workflow_id() -> str:
 
 
 async def _run(
-    launcher: Launcher, message: Message, user_id: str, session_id: str | None, *, is_async: bool
+    launcher: Launcher, engine: DbosEngine, message: Message, user_id: str, session_id: str | None
 ) -> RunResult:
     """The session loaded, the loop, the session saved: each a step or steps."""
-    run_id = _workflow_id()
-    engine = DbosEngine(run_id, is_async=is_async)
+    run_id, is_async = engine.run_id, engine.is_async
     session_id = engine.new_id() if session_id is None else session_id
     store = launcher.sessions
     loaded = await engine.record("session load", partial(store.load, user_id, session_id))
@@ -94,7 +110,7 @@ async def _run(
 
 
 async def _resume(
-    launcher: Launcher, state_json: str, decisions: Mapping[str, Any], *, is_async: bool
+    launcher: Launcher, engine: DbosEngine, state_json: str, decisions: Mapping[str, Any]
 ) -> RunResult:
     """The session and the kept paused state loaded, the resumed loop, the writes: as steps."""
     state = RunState.from_json(state_json)
@@ -102,7 +118,7 @@ async def _resume(
         key: decode_decision(value, f"decisions.{key}") for key, value in decisions.items()
     }
     state, every = checked_decisions(launcher.agent, state, decided)
-    engine = DbosEngine(_workflow_id(), is_async=is_async)
+    is_async = engine.is_async
     store = launcher.sessions
     user_id, session_id = state.user_id, state.session_id
     loaded = await engine.record("session load", partial(store.load, user_id, session_id))

@@ -11,9 +11,9 @@ path and leaves the same result as an uninterrupted one:
 - ids derive from the run id and a counter;
 - a retry's wait is drawn in a step (jitter, or what a ``Retry(delay=...)`` asked) and
   slept with ``DBOS.sleep``, which a recovered run does not sleep again;
-- a step's value or error is stored through ``runner._durable.codec`` (so it loads
-  back whatever its class wants), and the run goes on with the stored copy the first
-  time too, so its hooks see alike and decide alike both times.
+- a step's value or error is stored through the runner's codec (``runner._durable.codec``:
+  JSON, errors rebuilt from an allow-list), and the run goes on with the stored copy
+  the first time too, so its hooks see alike and decide alike both times.
 
 The steps run one by one in the run's order (``ordered``): DBOS matches a replayed
 step to its record by its place, and checks the recorded name (``model assistant``,
@@ -25,12 +25,12 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Coroutine
-from typing import Any, Final, TypeVar, final
+from typing import Any, Final, TypeVar, cast, final
 
 from dbos import DBOS, StepOptions
 
 from hooks import Failure, ModelResponse, Outcome, StopRun, Success, ToolCall, ToolResult
-from runner._durable.codec import StoredError, dump, load
+from runner._durable.codec import Codec, StoredError
 from runner._durable.idempotency import KEY
 from runner._run.drive import complete
 from runner._run.engine import ModelAttempt, ToolAttempt
@@ -46,11 +46,12 @@ _IDS: Final = uuid.UUID("6f1d4a52-8e1b-4c2e-9a57-3d0c7b9e2f10")  # namespace of 
 class DbosEngine:
     """The engine of one durable run: its attempts are DBOS steps of workflow ``run_id``."""
 
-    __slots__ = ("_ids", "_is_async", "_now", "run_id")
+    __slots__ = ("_codec", "_ids", "_now", "is_async", "run_id")
 
-    def __init__(self, run_id: str, *, is_async: bool) -> None:
+    def __init__(self, run_id: str, *, is_async: bool, codec: Codec) -> None:
         self.run_id: Final = run_id
-        self._is_async: Final = is_async
+        self._codec: Final = codec
+        self.is_async: Final = is_async
         self._now = 0.0
         self._ids = 0
 
@@ -100,7 +101,7 @@ class DbosEngine:
         """A durable sleep: recovery sleeps only what was left of it."""
         if seconds <= 0:
             return
-        if self._is_async:
+        if self.is_async:
             await DBOS.sleep_async(seconds)
         else:
             DBOS.sleep(seconds)
@@ -125,35 +126,47 @@ class DbosEngine:
     ) -> Outcome[T]:
         """``attempt`` as the step ``name``: its outcome, recorded or replayed.
 
-        The step returns the value with the time it ended, stored (``_durable_codec``),
+        The step returns the value with the time it ended, stored (the runner's codec),
         or raises a ``StoredError`` (so DBOS shows the step failed) holding the error and
         that time. What the run goes on with is the stored copy, the first time as on
         recovery. A ``StopRun`` is stored like any error, and raised again.
         """
 
-        async def body() -> bytes:
+        codec = self._codec
+
+        async def body() -> str | bytes:
             try:
                 outcome = await attempt()
             except StopRun as stop:
-                raise _failed(stop) from None
+                raise _failed(stop, codec) from None
             if type(outcome) is Success:
-                return dump((outcome.unwrap(), time.time()))
-            raise _failed(outcome.failure())
+                return codec.dump((outcome.unwrap(), time.time()))
+            raise _failed(outcome.failure(), codec)
 
         options = StepOptions(name=name)
         try:
-            if self._is_async:
+            if self.is_async:
                 blob = await DBOS.run_step_async(options, body)
             else:
                 blob = DBOS.run_step(options, lambda: complete(body()))
         except StoredError as failed:
-            error, self._now = load(failed.blob)
+            error, self._now = _pair(codec.load(failed.blob), BaseException)
             if isinstance(error, StopRun):
                 raise error from None
             return Failure(error)
-        value, self._now = load(blob)
+        value, self._now = _pair(codec.load(blob), object)
         return Success(value)
 
 
-def _failed(error: BaseException) -> StoredError:
-    return StoredError(dump((error, time.time())), f"{type(error).__qualname__}: {error}")
+def _failed(error: BaseException, codec: Codec) -> StoredError:
+    return StoredError(codec.dump((error, time.time())), f"{type(error).__qualname__}: {error}")
+
+
+def _pair(record: object, kind: type[Any]) -> tuple[Any, float]:
+    """A step's record: its value (of ``kind``) and the time it ended; a ``ValueError`` else."""
+    shown = f"{record!r:.80}"
+    pair = cast("tuple[object, ...]", record) if type(record) is tuple else ()
+    if len(pair) != 2 or not isinstance(pair[0], kind) or type(pair[1]) is not float:
+        msg = f"a durable step's record must be ({kind.__name__}, end time), got {shown}"
+        raise ValueError(msg)
+    return cast("tuple[Any, float]", pair)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from hooks import Callbacks, Decision, DispatchPolicy, Message
 from runner._agent import Agent
-from runner._checks import as_message, check_id, refuse_inside_loop
+from runner._checks import as_message, check_id, check_type, refuse_inside_loop
 from runner._events import RunResult
 from runner._models.deadline import DEFAULT_MODEL_DEADLINE
 from runner._pause.runstate import RunState, encode_decision
@@ -26,6 +26,8 @@ from runner._run.resume import checked_decisions
 from runner._sessions.store import SessionStore
 
 if TYPE_CHECKING:
+    from dbos import Serializer
+
     from runner._durable.workflows import Workflows
 
 __all__ = ["DurableRunner"]
@@ -71,11 +73,24 @@ class DurableRunner:
       again. A tool with an outside effect passes ``idempotency_key()`` to it.
     - **Errors are stored** (``runner._durable.codec``): error hooks see the stored
       copy, the same on the first run and on recovery, so retries and fallbacks are
-      decided alike; the model SDK's own retries stay off.
+      decided alike; the model SDK's own retries stay off. An error whose class is
+      not on the codec's allow-list (builtins', the project's, DBOS's, the provider
+      SDKs', and the classes of ``errors``) comes back as a ``RecoveredError``
+      keeping its type's name, message, JSON attributes and transience.
+    - **Records are JSON**: every step's value and error and every result is stored
+      as the codec's JSON, and DBOS must be launched with ``DurableRunner.serializer()``
+      (``DBOS(config={..., "serializer": DurableRunner.serializer()})``) so its own
+      records are too: nothing is unpickled. A value with no JSON form (in a run's
+      state, say) is a ``TypeError`` naming it. ``allow_pickle=True`` stores with
+      pickle instead and accepts DBOS's pickle serializer: whoever can write to the
+      database can then run code in every process that reads a record.
+    - **Each process has its own executor id** (``"executor_id"`` in DBOS's config),
+      stable across its restarts: a run refuses to start under DBOS's default
+      ``"local"``, which a second process would share and take runs over with.
     - A run's callbacks are the runner's (none per run: recovery could not have
-      them); its tool calls run one by one, in the model's order; results and the
-      run's state must pickle. ``session_id=None`` starts a session with an id made
-      from the run id; use a persistent ``sessions`` store to keep conversations.
+      them); its tool calls run one by one, in the model's order. ``session_id=None``
+      starts a session with an id made from the run id; use a persistent ``sessions``
+      store to keep conversations.
     - A hook's ``Pause`` ends the run's workflow ``"paused"``, its state saved to the
       store in a step; ``resume`` goes on as a workflow of its own, keyed by the state
       and the decisions (``_durable_body`` says why the run does not wait in its own).
@@ -85,7 +100,15 @@ class DurableRunner:
     - Each model attempt has ``model_deadline`` seconds, as with ``Runner``.
     """
 
-    __slots__ = ("_launcher", "_workflows", "agent", "name", "session_lease", "sessions")
+    __slots__ = (
+        "_launcher",
+        "_workflows",
+        "agent",
+        "allow_pickle",
+        "name",
+        "session_lease",
+        "sessions",
+    )
 
     def __init__(
         self,
@@ -101,9 +124,18 @@ class DurableRunner:
         session_lease: float = 60.0,
         state_keys: Sequence[bytes] = (),
         model_deadline: float = DEFAULT_MODEL_DEADLINE,
+        allow_pickle: bool = False,
+        errors: Sequence[type[Exception]] = (),
     ) -> None:
         _require_dbos()
+        from runner._durable.codec import allowed
         from runner._durable.workflows import Workflows
+
+        check_type("allow_pickle", allow_pickle, bool, "True or False")
+        if not isinstance(errors, tuple | list):
+            msg = f"errors must be a list of Exception classes, got {type(errors).__name__}"
+            raise TypeError(msg)
+        known = allowed(errors)
 
         launcher = Launcher.checked(
             agent,
@@ -134,7 +166,23 @@ class DurableRunner:
                 raise ValueError(msg)
             _names.add(name)
         self.name: Final = name
-        self._workflows: Final[Workflows] = Workflows(name, launcher)
+        self.allow_pickle: Final = allow_pickle
+        self._workflows: Final[Workflows] = Workflows(
+            name, launcher, allow_pickle=allow_pickle, errors=known
+        )
+
+    @staticmethod
+    def serializer() -> Serializer:
+        """DBOS's serializer for durable runs: JSON in, JSON out, never pickle.
+
+        Give it to DBOS in every process: ``DBOS(config={..., "serializer":
+        DurableRunner.serializer()})``. It stores what durable runs store (JSON values,
+        the project's records, errors) and refuses any other value with a ``TypeError``.
+        """
+        _require_dbos()
+        from runner._durable.serializer import JSONSerializer
+
+        return JSONSerializer()
 
     def run(
         self,

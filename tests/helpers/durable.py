@@ -14,9 +14,9 @@ import itertools
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from dbos import DBOS, StepInfo
+from dbos import DBOS, DBOSConfig, StepInfo
 
 from runner import (
     Agent,
@@ -38,17 +38,21 @@ _made: list[DurableRunner] = []
 
 
 @contextlib.contextmanager
-def launched_on(database: Path) -> Iterator[None]:
-    """DBOS launched on the SQLite database at ``database`` until the block ends; then the
-    runners ``durable`` made are closed and DBOS destroyed."""
+def launched_on(database: Path | str, **config: Any) -> Iterator[None]:
+    """DBOS launched on ``database`` (a SQLite file, or a URL) until the block ends; then the
+    runners ``durable`` made are closed and DBOS destroyed. ``config`` overrides the DBOS
+    config's entries (``executor_id="tests"``, hookline's JSON ``serializer``)."""
     forget_dbos_console()
-    DBOS(
-        config={
-            "name": "hookline-tests",
-            "system_database_url": f"sqlite:///{database}",
-            "log_level": "WARNING",
-        }
-    )
+    url = database if isinstance(database, str) else f"sqlite:///{database}"
+    settings: dict[str, Any] = {
+        "name": "hookline-tests",
+        "system_database_url": url,
+        "log_level": "WARNING",
+        "executor_id": "tests",
+        "serializer": DurableRunner.serializer(),
+        **config,
+    }
+    DBOS(config=cast("DBOSConfig", settings))
     DBOS.launch()
     try:
         yield
@@ -105,10 +109,16 @@ def durable(
     callbacks: Sequence[object] = (),
     sessions: SessionStore | None = None,
     retry: RetryPolicy = RetryPolicy(),  # noqa: B008 -- frozen, shared safely
+    errors: Sequence[type[Exception]] = (),
 ) -> DurableRunner:
     """A durable runner of ``agent`` under a fresh name, closed with the module's DBOS."""
     made = DurableRunner(
-        agent, name=unique(agent.name), callbacks=callbacks, sessions=sessions, retry=retry
+        agent,
+        name=unique(agent.name),
+        callbacks=callbacks,
+        sessions=sessions,
+        retry=retry,
+        errors=errors,
     )
     _made.append(made)
     return made
@@ -136,5 +146,5 @@ def untimed(result: RunResult) -> list[str]:
 def recorded(step: StepInfo) -> Any:
     """What a durable run's step recorded: its value and the time it ended."""
     output = step["output"]
-    assert isinstance(output, bytes), step
+    assert isinstance(output, str), step
     return load(output)

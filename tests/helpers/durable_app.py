@@ -16,6 +16,9 @@ retry waits.
 - ``--pause``: a guard pauses the hotel call until a human decided; ``--store PATH`` keeps
   sessions and paused states in a SQLite file; ``--resume ID`` approves what run ID waits
   for (its state read from the store) and prints the resumed run;
+- ``--hold PATH``: the hotel tool waits (up to 60 s) until PATH exists, so a test can act
+  while the run is under way;
+- ``--executor ID``: DBOS's executor id (``app-1`` by default; ``default`` leaves DBOS's own);
 - ``--queue Q``: register DBOS queue Q and serve it; ``--enqueue N`` first puts N runs
   on it and prints their results, ``--serve`` prints ``ready`` and serves until stdin
   closes.
@@ -103,7 +106,14 @@ class AskBeforeTheHotel(BeforeTool):
 
 
 def build(
-    log: Path, *, crash: bool, flaky: bool, slow: bool, pause: bool, store: Path | None
+    log: Path,
+    *,
+    crash: bool,
+    flaky: bool,
+    slow: bool,
+    pause: bool,
+    store: Path | None,
+    hold: Path | None = None,
 ) -> DurableRunner:
     """The trip agent's durable runner; its tools log to ``log``."""
 
@@ -127,6 +137,9 @@ def build(
     def hotel(city: str) -> str:
         """Book a hotel in ``city``."""
         before = executed("hotel")
+        deadline = time.monotonic() + 60
+        while hold is not None and not hold.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         if crash and before == (1 if flaky else 0):
             os._exit(CRASHED)
         if flaky and before == 0:
@@ -178,7 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queue")
     parser.add_argument("--enqueue", type=int, default=0)
     parser.add_argument("--serve", action="store_true")
-    parser.add_argument("--executor", default="local")
+    parser.add_argument("--executor", default="app-1")
+    parser.add_argument("--hold", type=Path)
     args = parser.parse_args(argv)
     durable = build(
         args.log,
@@ -187,13 +201,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         slow=args.slow,
         pause=args.pause,
         store=args.store,
+        hold=args.hold,
     )
     DBOS(
         config={
             "name": "hookline-tests",
             "system_database_url": args.db,
             "log_level": "WARNING",
-            "executor_id": args.executor,
+            "executor_id": None if args.executor == "default" else args.executor,
+            "serializer": DurableRunner.serializer(),
         }
     )
     DBOS.launch()

@@ -11,14 +11,17 @@ import os
 import select
 import subprocess
 import sys
+import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from dbos import DBOSClient
 
+from runner import DurableRunner
 from tests.helpers import ROOT
 from tests.helpers.durable import recorded
 from tests.helpers.durable_app import CRASHED
@@ -103,7 +106,7 @@ def test_a_retry_decided_before_a_crash_is_replayed(mode: Mode, tmp_path: Path) 
     log, database = tmp_path / "tools.log", f"sqlite:///{tmp_path / 'runs.sqlite'}"
     crashed = app(database, log, "--flaky", "--crash", "--mode", mode, "--run", "trip")
     assert crashed.returncode == CRASHED, crashed.stderr
-    client = DBOSClient(system_database_url=database)
+    client = DBOSClient(system_database_url=database, serializer=DurableRunner.serializer())
     try:
         steps = client.list_workflow_steps("trip")
     finally:
@@ -186,3 +189,92 @@ def test_a_paused_run_resumes_after_a_restart_and_survives_a_crash_in_its_resume
     ran = executions(log, "trip")
     assert Counter(tool for tool, _ in ran) == {"flight": 1, "hotel": 2, "car": 1}
     assert len({key for tool, key in ran if tool == "hotel"}) == 1
+
+
+def _until(condition: Callable[[], bool], what: str) -> None:
+    """Wait (60 s at most, then fail saying ``what``) until ``condition()`` holds."""
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, f"waited 60 s for {what}"
+        time.sleep(0.05)
+
+
+def _in_hotel(log: Path) -> bool:
+    return log.exists() and any(
+        line.startswith("hotel ") for line in log.read_text(encoding="utf-8").splitlines()
+    )
+
+
+def test_a_second_process_launching_does_not_take_over_an_in_flight_run(
+    database: str, tmp_path: Path
+) -> None:
+    """Process A is inside the run's hotel tool when process B (its own executor id) launches
+    DBOS on the same database: B recovers nothing, A finishes the run, each tool ran once."""
+    log, gate = tmp_path / "tools.log", tmp_path / "gate"
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.helpers.durable_app",
+            "--db",
+            database,
+            "--log",
+            str(log),
+            "--hold",
+            str(gate),
+            "--executor",
+            "worker-a",
+            "--run",
+            "trip",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _until(lambda: _in_hotel(log) or first.poll() is not None, "A's hotel call")
+        assert first.poll() is None, first.communicate()[1]
+        second = app(database, log, "--executor", "worker-b")
+        assert second.returncode == 0, second.stderr
+    finally:
+        gate.touch()
+        out, errors = first.communicate(timeout=120)
+    assert first.returncode == 0, errors
+    [finished] = [json.loads(line) for line in out.splitlines()]
+    assert (finished["status"], finished["output"]) == ("completed", ANSWER)
+    assert [tool for tool, _ in executions(log, "trip")] == ["flight", "hotel", "car"]
+    assert (
+        len({line.rsplit("pid=", 1)[1] for line in log.read_text(encoding="utf-8").splitlines()})
+        == 1
+    )
+
+
+def test_a_run_under_dbos_s_default_executor_id_is_refused(tmp_path: Path) -> None:
+    """A process launched without an executor id of its own (DBOS's default ``local``, shared by
+    every such process) starts no run: the error says to give each worker its own id."""
+    log, database = tmp_path / "tools.log", f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    refused = app(database, log, "--executor", "default", "--run", "trip")
+    assert refused.returncode != 0
+    assert "default executor id 'local'" in refused.stderr
+    assert 'executor_id": os.environ["WORKER_ID"]' in refused.stderr
+    assert not log.exists()  # no tool ran
+
+
+def test_a_restarted_worker_recovers_its_own_runs_by_its_executor_id(tmp_path: Path) -> None:
+    """A worker killed mid-run: another worker's launch leaves the run alone; the worker restarted
+    with its own id recovers and finishes it."""
+    log, database = tmp_path / "tools.log", f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    crashed = app(database, log, "--crash", "--executor", "worker-a", "--run", "trip")
+    assert crashed.returncode == CRASHED, crashed.stderr
+    other = app(database, log, "--executor", "worker-b")
+    assert other.returncode == 0, other.stderr
+    assert [tool for tool, _ in executions(log, "trip")] == ["flight", "hotel"]
+    [recovered] = results(app(database, log, "--executor", "worker-a", "--run", "trip"))
+    assert (recovered["status"], recovered["output"]) == ("completed", ANSWER)
+    assert Counter(tool for tool, _ in executions(log, "trip")) == {
+        "flight": 1,
+        "hotel": 2,
+        "car": 1,
+    }

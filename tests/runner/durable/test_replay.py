@@ -15,12 +15,18 @@ from hooks import BeforeResult, BeforeTool, Cont, ErrorResult, Failure, OnToolEr
 from runner import (
     Agent,
     DurableRunner,
+    ErrorEvent,
+    ModelRequest,
+    ModelResponse,
+    RetryPolicy,
+    RetryTransient,
     RunResult,
     ScriptedModel,
     ToolContext,
     ToolResult,
     Usage,
 )
+from runner._durable.codec import RecoveredError
 from tests.helpers.durable import Booking, drive_durable, durable, unique, untimed
 from tests.helpers.runs import Mode
 
@@ -62,8 +68,9 @@ def test_a_replay_runs_nothing_again_and_leaves_the_same_result(mode: Mode) -> N
 
 
 def test_error_hooks_see_the_stored_error_and_decide_alike_on_replay() -> None:
-    """The hook gets a copy of the tool's error (class and attributes kept) on the first run and
-    on the replay, and retries both times; the failed attempt is not run again."""
+    """The hook gets a copy of the tool's error (class and attributes kept: the runner names it
+    in ``errors``) on the first run and on the replay, and retries both times; the failed
+    attempt is not run again."""
     seen: list[tuple[str, int]] = []
     attempts: list[int] = []
 
@@ -84,7 +91,7 @@ def test_error_hooks_see_the_stored_error_and_decide_alike_on_replay() -> None:
             return Retry(ctx) if error.status_code >= 500 else failure
 
     agent = Agent("stored", Booking("book"), tools=[book])
-    runner = durable(agent, callbacks=[RetryServerErrors()])
+    runner = durable(agent, callbacks=[RetryServerErrors()], errors=[Refused])
     first = runner.run("book Paris")
     again = replayed(runner, first)
     assert seen == [("Refused", 503)] * 2
@@ -124,7 +131,7 @@ def test_an_effectful_hook_does_its_effect_once_in_a_dbos_step(mode: Mode) -> No
 def test_a_replayed_model_error_fails_the_run_alike() -> None:
     """A run that failed with a model error fails the same way when replayed."""
     model = ScriptedModel([Refused("no", status_code=401)])
-    runner, run_id = durable(Agent("broken", model)), unique("broken")
+    runner, run_id = durable(Agent("broken", model), errors=[Refused]), unique("broken")
     with pytest.raises(Refused):
         runner.run("hello", run_id=run_id)
     steps = DBOS.list_workflow_steps(run_id)
@@ -136,3 +143,45 @@ def test_a_replayed_model_error_fails_the_run_alike() -> None:
     with pytest.raises(Refused, match="no"):
         asyncio.run(runner.aresult(fork))
     assert model.calls == 1
+
+
+class Overloaded(Exception):
+    """A provider's error hookline does not know: transient by its status alone."""
+
+    def __init__(self, message: str, *, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class OverloadedOnce:
+    """Raises ``Overloaded`` (503) on its first call, then answers."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Overloaded once, then an answer."""
+        self.calls += 1
+        if self.calls == 1:
+            raise Overloaded("try later", status_code=503)
+        return ModelResponse("hello")
+
+
+def test_retry_transient_retries_an_unknown_provider_error_alike_on_replay(mode: Mode) -> None:
+    """An error of a class no runner named comes back a ``RecoveredError`` keeping its status:
+    ``RetryTransient`` retries it on the first run and decides alike on the replay."""
+    model = OverloadedOnce()
+    runner = durable(
+        Agent("overloaded", model),
+        callbacks=[RetryTransient(base_delay=0.001)],
+        retry=RetryPolicy(base_delay=0.001, jitter=0.0),
+    )
+    first = drive_durable(runner, mode, "hi")
+    again = replayed(runner, first)
+    assert (first.output, first.status, model.calls) == ("hello", "completed", 2)
+    [error] = [event.error for event in first.events if isinstance(event, ErrorEvent)]
+    assert type(error) is RecoveredError
+    assert (error.type_name, str(error)) == (f"{__name__}:Overloaded", "try later")
+    assert error.status_code == 503  # type: ignore[attr-defined]
+    assert untimed(again) == untimed(first)
+    assert model.calls == 2

@@ -48,6 +48,7 @@ from runner import (
     Usage,
     idempotency_key,
 )
+from runner._durable.codec import RecoveredError
 from runner._pause.pending import request_id
 from tests.helpers import ROOT, runs
 from tests.helpers.durable import Booking, drive_durable, durable, recorded, unique, untimed
@@ -237,11 +238,28 @@ class Down:
 
 def test_a_session_store_s_error_fails_the_run_with_its_own_type(mode: Mode) -> None:
     """A store that cannot load: the run fails with the store's error, rebuilt whatever its
-    ``__init__`` wants."""
-    runner = durable(Agent("down", ScriptedModel(default="hi")), sessions=Down())
+    ``__init__`` wants, its class being one of the runner's ``errors``."""
+    runner = durable(
+        Agent("down", ScriptedModel(default="hi")), sessions=Down(), errors=[Unreachable]
+    )
     with pytest.raises(Unreachable, match=r"db\.internal is unreachable") as raised:
         drive_durable(runner, mode, "hello")
     assert raised.value.host == "db.internal"
+
+
+def test_an_error_of_a_class_no_runner_allowed_fails_the_run_as_a_recovered_error(
+    mode: Mode,
+) -> None:
+    """The same store error under a runner that does not name its class: a ``RecoveredError``
+    with the class's name, the message and the JSON attributes; no class made from a record."""
+    runner = durable(Agent("down", ScriptedModel(default="hi")), sessions=Down())
+    with pytest.raises(RecoveredError, match=r"^db\.internal is unreachable$") as raised:
+        drive_durable(runner, mode, "hello")
+    assert raised.value.type_name in {
+        f"{__name__}:Unreachable",
+        f"{__name__}:{Unreachable.__qualname__}",
+    }
+    assert raised.value.host == "db.internal"  # type: ignore[attr-defined]
 
 
 class AskFirst(BeforeTool):
@@ -441,6 +459,23 @@ def test_names_are_checked_and_unique_in_the_process() -> None:
         DurableRunner(Agent("b", ScriptedModel()), name=name)
     with pytest.raises(ValueError, match="DurableRunner name must be a non-empty str"):
         DurableRunner(Agent("c", ScriptedModel()), name="")
+
+
+def test_the_codec_options_are_checked() -> None:
+    """``allow_pickle`` is a bool; ``errors`` a list of module-level Exception classes."""
+
+    class Local(Exception):
+        pass
+
+    agent = Agent("opts", ScriptedModel())
+    with pytest.raises(TypeError, match="allow_pickle must be a bool, got str"):
+        DurableRunner(agent, name=unique("opts"), allow_pickle="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="errors must be a list of Exception classes, got str"):
+        DurableRunner(agent, name=unique("opts"), errors="ValueError")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="errors must hold Exception classes, got int 3"):
+        DurableRunner(agent, name=unique("opts"), errors=[3])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="defined inside a function"):
+        DurableRunner(agent, name=unique("opts"), errors=[Local])
 
 
 def test_misuse_is_refused_with_what_to_do_instead() -> None:
