@@ -56,6 +56,7 @@ from runner._run.callbacks import AgentSetup
 from runner._run.calls import batch
 from runner._run.engine import IN_PROCESS
 from runner._run.guarded import MODEL, guarded
+from runner._run.offload import OffLoop
 from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.resume import describe
@@ -85,6 +86,7 @@ class Run:
         "decisions",
         "id",
         "lease",
+        "offload",
         "record",
         "session_id",
         "sessions",
@@ -106,6 +108,7 @@ class Run:
         lease: RunLease | None,
         callbacks: tuple[CompiledCallbacks, ...] = (),
         state_keys: tuple[bytes, ...] = (),
+        offload: OffLoop | None = None,
     ) -> None:
         self.id: Final = run_id
         self._callbacks: Final = callbacks  # the runner's and the run's, recorded on a pause
@@ -116,6 +119,8 @@ class Run:
         self.settings: Final = settings
         self.sessions: Final = sessions
         self.lease: Final = lease  # None: a run no other run can name holds no lease
+        # An async run on a store that blocks: its store calls, made in a thread.
+        self.offload: Final = offload
         self.state: Final = State()
         self.record: Final = Record(settings.channel)
         self.steps = 0
@@ -136,17 +141,24 @@ class Run:
 
     async def run(self, root: Agent, message: Message) -> RunResult:
         """The whole run: the root agent's turn, the session saved, the result."""
-        session = self.sessions.load(self.user_id, self.session_id)
+        offload = self.offload
+        if offload is None:
+            session = self.sessions.load(self.user_id, self.session_id)
+        else:
+            session = await offload.call(self.sessions.load, self.user_id, self.session_id)
         if session.state:
             self.state.seed(session.state, scope="session")
         return await self._root_turn(root, session, message, None)
 
     async def resume(self, root: Agent, state: RunState) -> RunResult:
         """A paused run, on from where it paused, with ``self.decisions`` for its requests."""
-        session = self.sessions.load(self.user_id, self.session_id)
+        offload = self.offload
+        if offload is None:
+            session, kept = self._loaded(state.run_id)
+        else:
+            session, kept = await offload.call(self._loaded, state.run_id)
         if session.version != state.session_version:
             raise ResumeRefused.moved_on(state.run_id, session.version, state.session_version)
-        kept = self.sessions.load_paused(state.run_id)
         if kept is None:
             # A state the store does not hold goes on only signed by one of the keys.
             if not (self._state_keys and verified(state, self._state_keys)):
@@ -175,6 +187,10 @@ class Run:
         self.settings.meter.add(state.usage)
         return await self._root_turn(root, session, frame.message, frame)
 
+    def _loaded(self, run_id: str) -> tuple[Session, str | None]:
+        """The session and the paused state of ``run_id`` the store keeps."""
+        return self.sessions.load(self.user_id, self.session_id), self.sessions.load_paused(run_id)
+
     async def _root_turn(
         self, root: Agent, session: Session, message: Message, frame: Frame | None
     ) -> RunResult:
@@ -187,7 +203,7 @@ class Run:
         except StopRun as stop:
             now = self.settings.engine.now()
             self.record.add(StopEvent(root.name, root.name, now, reason=stop.reason))
-            self._save(answered(history.messages), session)
+            await self._save(answered(history.messages), session)
             return self._result(root, "", "stopped", stop.reason, None)
         except Paused as paused:
             # The session stays at the version the state builds on (the turn so far
@@ -195,11 +211,13 @@ class Run:
             result = self._result(
                 root, "", "paused", None, None, frame=paused.frame, version=session.version
             )
-            self.sessions.save_paused(
-                self.id, self.user_id, self.session_id, result.state.to_json()
-            )
+            paused_state = (self.id, self.user_id, self.session_id, result.state.to_json())
+            if self.offload is None:
+                self.sessions.save_paused(*paused_state)
+            else:
+                await self.offload.call(self.sessions.save_paused, *paused_state)
             return result
-        self._save(settled(history.messages), session)
+        await self._save(settled(history.messages), session)
         return self._result(root, response.text, "completed", None, response)
 
     def turn(
@@ -321,8 +339,12 @@ class Run:
             self.steps += 1
             if self.steps > settings.max_steps:
                 raise MaxStepsExceeded(agent.name, settings.max_steps)
-            if self.lease is not None:
-                self.lease.renew()
+            lease = self.lease
+            if lease is not None and lease.due():
+                if self.offload is None:
+                    lease.acquire()
+                else:
+                    await self.offload.call(lease.acquire)
             request = ModelRequest(history.messages.headed(plan.system), agent.specs)
             outcome, _ = await guarded(
                 settings,
@@ -367,14 +389,19 @@ class Run:
                 settings.meter.add(usage)
         return outcome
 
-    def _save(self, messages: Transcript, session: Session) -> None:
+    async def _save(self, messages: Transcript, session: Session) -> None:
         state = self.state.snapshot(scope="session") if len(self.state) else _NOTHING
         # A session that had no state and gets none keeps it so (the save succeeds only if
         # the session is as loaded): no state is written.
         kept = state if state or session.state else None
-        self.sessions.save(
-            self.user_id, self.session_id, messages, version=session.version, state=kept
-        )
+        if self.offload is None:
+            self._write(messages, session.version, kept)
+        else:
+            await self.offload.call(self._write, messages, session.version, kept)
+
+    def _write(self, messages: Transcript, version: int, state: Mapping[str, Any] | None) -> None:
+        """The session's save and, for a resumed run, its paused state forgotten."""
+        self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
         if self.decisions:  # a resumed run that ended: its paused state is done with
             self.sessions.delete_paused(self.id)
 
