@@ -53,18 +53,19 @@ class OffLoop:
         """
         context = contextvars.copy_context()
         submitted: Future[T] = self._pool().submit(context.run, function, *args, **kwargs)
-        waited = asyncio.wrap_future(submitted)
         try:
-            return await asyncio.shield(waited)
+            return await asyncio.wrap_future(submitted)
         except asyncio.CancelledError:
+            # Cancelling the wrapper asked the call to cancel: it did unless it runs.
             if not submitted.cancel():  # running (or done): wait for its end, then go on
-                await _settled(waited)
+                await _settled(submitted)
             raise
 
 
-async def _settled(waited: asyncio.Future[Any]) -> None:
-    """Wait for ``waited`` to end, through any further cancellation of the caller (the
+async def _settled(submitted: Future[Any]) -> None:
+    """Wait for ``submitted`` to end, through any further cancellation of the caller (the
     caller raises its first one after); what it raised counts as seen."""
+    waited = asyncio.wrap_future(submitted)
     while not waited.done():
         try:
             await asyncio.wait((waited,))

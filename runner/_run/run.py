@@ -203,7 +203,9 @@ class Run:
         except StopRun as stop:
             now = self.settings.engine.now()
             self.record.add(StopEvent(root.name, root.name, now, reason=stop.reason))
-            await self._save(answered(history.messages), session)
+            saving = self._save(answered(history.messages), session)
+            if saving is not None:
+                await saving
             return self._result(root, "", "stopped", stop.reason, None)
         except Paused as paused:
             # The session stays at the version the state builds on (the turn so far
@@ -217,7 +219,9 @@ class Run:
             else:
                 await self.offload.call(self.sessions.save_paused, *paused_state)
             return result
-        await self._save(settled(history.messages), session)
+        saving = self._save(settled(history.messages), session)
+        if saving is not None:
+            await saving
         return self._result(root, response.text, "completed", None, response)
 
     def turn(
@@ -389,15 +393,16 @@ class Run:
                 settings.meter.add(usage)
         return outcome
 
-    async def _save(self, messages: Transcript, session: Session) -> None:
+    def _save(self, messages: Transcript, session: Session) -> Awaitable[None] | None:
+        """The session saved here and now (``None``), or off the loop (to await)."""
         state = self.state.snapshot(scope="session") if len(self.state) else _NOTHING
         # A session that had no state and gets none keeps it so (the save succeeds only if
         # the session is as loaded): no state is written.
         kept = state if state or session.state else None
-        if self.offload is None:
+        if self.offload is None:  # no coroutine to make in a sync run
             self._write(messages, session.version, kept)
-        else:
-            await self.offload.call(self._write, messages, session.version, kept)
+            return None
+        return self.offload.call(self._write, messages, session.version, kept)
 
     def _write(self, messages: Transcript, version: int, state: Mapping[str, Any] | None) -> None:
         """The session's save and, for a resumed run, its paused state forgotten."""

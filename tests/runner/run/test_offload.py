@@ -13,9 +13,11 @@ made. ``InMemorySessions`` says its calls do not block: they stay on the loop.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import sqlite3
 import threading
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -38,7 +40,7 @@ from runner import (
     ToolContext,
     ToolResult,
 )
-from runner._run.offload import blocks
+from runner._run.offload import OffLoop, blocks
 from tests.helpers.runs import LeasesAndPauses, Mode, calling, drive
 
 T = TypeVar("T")
@@ -360,3 +362,86 @@ def test_the_sessions_are_the_same_after_runs_on_and_off_the_loop(locked: Locked
         ("user", "3"),
         ("assistant", "three"),
     ]
+
+
+def offload_on_one_thread() -> tuple[OffLoop, ThreadPoolExecutor]:
+    """An ``OffLoop`` on a pool of one thread, and the pool."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    return OffLoop(lambda: pool), pool
+
+
+def test_a_call_cancelled_while_queued_never_runs() -> None:
+    """A call still waiting for a thread when its caller is cancelled is never made."""
+    offload, pool = offload_on_one_thread()
+    gate = threading.Event()
+    made: list[str] = []
+
+    async def main() -> None:
+        busy = asyncio.ensure_future(offload.call(gate.wait))  # holds the only thread
+        queued = asyncio.ensure_future(offload.call(made.append, "queued"))
+        await asyncio.sleep(0)
+        queued.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        gate.set()
+        assert await busy is True
+
+    asyncio.run(main())
+    pool.shutdown(wait=True)
+    assert made == []
+
+
+def test_a_call_cancelled_while_running_ends_before_its_caller_does() -> None:
+    """A caller cancelled (twice) while its call runs waits for the call's end, then raises
+    ``CancelledError``; what the call raised meanwhile is dropped."""
+    offload, pool = offload_on_one_thread()
+    started, gate = threading.Event(), threading.Event()
+    ended: list[str] = []
+
+    def call() -> None:
+        started.set()
+        gate.wait()
+        ended.append("ended")
+        raise ValueError("dropped")
+
+    async def main() -> bool:
+        caller = asyncio.ensure_future(offload.call(call))
+        while not started.is_set():
+            await asyncio.sleep(0)
+        caller.cancel()
+        await asyncio.sleep(0)
+        caller.cancel()
+        for _ in range(TICKS):
+            await asyncio.sleep(0)
+        waiting = not caller.done()
+        gate.set()
+        with pytest.raises(asyncio.CancelledError):
+            await caller
+        return waiting
+
+    assert asyncio.run(main())
+    pool.shutdown(wait=True)
+    assert ended == ["ended"]
+
+
+@pytest.mark.parametrize("raised", [ValueError("no"), KeyError("k")])
+def test_a_call_gives_its_value_or_raises_its_error_in_the_callers_context(
+    raised: Exception,
+) -> None:
+    """A call's value comes back, its error is raised as it was, and it sees the caller's
+    context variables."""
+    offload, pool = offload_on_one_thread()
+    seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen")
+
+    def failing() -> None:
+        raise raised
+
+    async def main() -> str:
+        seen.set("caller's")
+        with pytest.raises(type(raised)) as caught:
+            await offload.call(failing)
+        assert caught.value is raised
+        return await offload.call(seen.get)
+
+    assert asyncio.run(main()) == "caller's"
+    pool.shutdown(wait=True)
