@@ -207,18 +207,31 @@ class Launcher:
         *,
         channel: Channel | None = None,
         run_id: str | None = None,
+        engine: Engine = IN_PROCESS,
+        sessions: SessionStore | None = None,
+        paused: str | None = None,
     ) -> Run:
-        """``start`` for an async run: the lease of a store that blocks taken in a thread."""
+        """``start`` for an async run. On a store that blocks, the lease is taken in a
+        thread, and the session read there too (with the paused state of run ``paused``,
+        for a resume): one trip off the loop."""
         run = self._claimed(
-            message, user_id, session_id, callbacks, is_async=True, channel=channel, run_id=run_id
+            message,
+            user_id,
+            session_id,
+            callbacks,
+            is_async=True,
+            channel=channel,
+            run_id=run_id,
+            engine=engine,
+            sessions=sessions,
         )
         lease, offload = run.lease, run.offload
-        if lease is not None:
+        if offload is not None or lease is not None:
             try:
-                if offload is None:
+                if offload is not None:
+                    await offload.call(run.open, paused)
+                elif lease is not None:
                     lease.acquire()
-                else:
-                    await offload.call(lease.acquire)
             except asyncio.CancelledError:
                 # The lease may have been taken in its thread before the run was cancelled.
                 await self.afinish(run)
@@ -346,7 +359,12 @@ class Launcher:
         assert frame is not None  # checked_decisions refused any other state
         self.check_callbacks(state, callbacks)
         run = await self.astart(
-            frame.message, state.user_id, state.session_id, callbacks, run_id=state.run_id
+            frame.message,
+            state.user_id,
+            state.session_id,
+            callbacks,
+            run_id=state.run_id,
+            paused=state.run_id,
         )
         run.decisions = decisions
         return run
@@ -358,19 +376,19 @@ class Launcher:
 
     def finish(self, run: Run, *, held: bool = True) -> None:
         """The run has ended: its lease given back (if ``held``), its session free again."""
-        if held and run.lease is not None:
-            _release(run)
+        if held:
+            run.let_go()
         self._free(run)
 
     async def afinish(self, run: Run) -> None:
         """``finish`` for an async run: the lease of a store that blocks given back in a
         thread (a cancellation meanwhile waits for it: the session is freed after)."""
         try:
-            if run.lease is not None:
+            if run.lease is not None and not run.released:  # else given back with the save
                 if run.offload is None:
-                    _release(run)
+                    run.let_go()
                 else:
-                    await run.offload.call(_release, run)
+                    await run.offload.call(run.let_go)
         finally:
             self._free(run)
 
@@ -430,21 +448,6 @@ class Launcher:
                     max_workers=STORE_THREADS, thread_name_prefix="hookline-store"
                 )
             return self._store_pool
-
-
-def _release(run: Run) -> None:
-    """Give the run's lease back; a failure is logged (the lease expires by itself)."""
-    lease = run.lease
-    assert lease is not None
-    try:
-        lease.release()
-    except Exception:  # the run's own outcome stands
-        logger.exception(
-            "could not release the lease of run %s on session %r; it expires in %gs",
-            run.id,
-            run.session_id,
-            lease.ttl,
-        )
 
 
 def _two_ids() -> tuple[str, str]:

@@ -11,6 +11,7 @@ call { guarded tool call } } -> ``after_agent`` (the guarded operation: ``_guard
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Mapping
 from functools import partial
 from types import MappingProxyType
@@ -69,6 +70,8 @@ from runner._sessions.transcript import Conversation, Transcript, answered, sett
 
 __all__ = ["Run"]
 
+logger: Final = logging.getLogger("runner")
+
 T = TypeVar("T")
 
 _NOTHING: Final[Mapping[str, Any]] = MappingProxyType({})
@@ -87,7 +90,9 @@ class Run:
         "id",
         "lease",
         "offload",
+        "opened",
         "record",
+        "released",
         "session_id",
         "sessions",
         "settings",
@@ -121,6 +126,11 @@ class Run:
         self.lease: Final = lease  # None: a run no other run can name holds no lease
         # An async run on a store that blocks: its store calls, made in a thread.
         self.offload: Final = offload
+        # Off the loop, the lease is taken and the session read in one trip to a thread
+        # (``open``), and the save and the lease's release made in one: what it read (or
+        # the error reading raised), and whether the lease is given back already.
+        self.opened: tuple[Session, str | None] | Exception | None = None
+        self.released = False
         self.state: Final = State()
         self.record: Final = Record(settings.channel)
         self.steps = 0
@@ -144,8 +154,10 @@ class Run:
         offload = self.offload
         if offload is None:
             session = self.sessions.load(self.user_id, self.session_id)
-        else:
+        elif self.opened is None:
             session = await offload.call(self.sessions.load, self.user_id, self.session_id)
+        else:
+            session = self._taken()[0]
         if session.state:
             self.state.seed(session.state, scope="session")
         return await self._root_turn(root, session, message, None)
@@ -155,8 +167,10 @@ class Run:
         offload = self.offload
         if offload is None:
             session, kept = self._loaded(state.run_id)
-        else:
+        elif self.opened is None:
             session, kept = await offload.call(self._loaded, state.run_id)
+        else:
+            session, kept = self._taken()
         if session.version != state.session_version:
             raise ResumeRefused.moved_on(state.run_id, session.version, state.session_version)
         if kept is None:
@@ -191,6 +205,45 @@ class Run:
         """The session and the paused state of ``run_id`` the store keeps."""
         return self.sessions.load(self.user_id, self.session_id), self.sessions.load_paused(run_id)
 
+    def open(self, paused: str | None) -> None:
+        """Take the lease, then read the session (and the paused state of run ``paused``)
+        into ``opened``: one trip to a thread. ``SessionBusy`` and the lease's other errors
+        are raised; an error of the read is kept, raised when the run starts."""
+        if self.lease is not None:
+            self.lease.acquire()
+        try:
+            if paused is None:
+                self.opened = (self.sessions.load(self.user_id, self.session_id), None)
+            else:
+                self.opened = self._loaded(paused)
+        except Exception as error:  # the run raises it, and gives its lease back as it ends
+            self.opened = error
+
+    def _taken(self) -> tuple[Session, str | None]:
+        """What ``open`` read, or the error it kept, raised."""
+        opened = self.opened
+        assert opened is not None
+        self.opened = None
+        if isinstance(opened, Exception):
+            raise opened
+        return opened
+
+    def let_go(self) -> None:
+        """Give the lease back, once; a failure is logged (the lease expires by itself)."""
+        lease = self.lease
+        if lease is None or self.released:
+            return
+        self.released = True
+        try:
+            lease.release()
+        except Exception:  # the run's own outcome stands
+            logger.exception(
+                "could not release the lease of run %s on session %r; it expires in %gs",
+                self.id,
+                self.session_id,
+                lease.ttl,
+            )
+
     async def _root_turn(
         self, root: Agent, session: Session, message: Message, frame: Frame | None
     ) -> RunResult:
@@ -217,7 +270,7 @@ class Run:
             if self.offload is None:
                 self.sessions.save_paused(*paused_state)
             else:
-                await self.offload.call(self.sessions.save_paused, *paused_state)
+                await self.offload.call(self._pause, *paused_state)
             return result
         saving = self._save(settled(history.messages), session)
         if saving is not None:
@@ -402,13 +455,27 @@ class Run:
         if self.offload is None:  # no coroutine to make in a sync run
             self._write(messages, session.version, kept)
             return None
-        return self.offload.call(self._write, messages, session.version, kept)
+        return self.offload.call(self._write, messages, session.version, kept, True)
 
-    def _write(self, messages: Transcript, version: int, state: Mapping[str, Any] | None) -> None:
-        """The session's save and, for a resumed run, its paused state forgotten."""
+    def _pause(self, run_id: str, user_id: str, session_id: str, state_json: str) -> None:
+        """The paused state kept, then the lease given back: one trip to a thread."""
+        self.sessions.save_paused(run_id, user_id, session_id, state_json)
+        self.let_go()
+
+    def _write(
+        self,
+        messages: Transcript,
+        version: int,
+        state: Mapping[str, Any] | None,
+        let_go: bool = False,
+    ) -> None:
+        """The session's save and, for a resumed run, its paused state forgotten; then,
+        if ``let_go``, the lease given back (off the loop: one trip to a thread)."""
         self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
         if self.decisions:  # a resumed run that ended: its paused state is done with
             self.sessions.delete_paused(self.id)
+        if let_go:
+            self.let_go()
 
     def _result(
         self,

@@ -445,3 +445,38 @@ def test_a_call_gives_its_value_or_raises_its_error_in_the_callers_context(
 
     assert asyncio.run(main()) == "caller's"
     pool.shutdown(wait=True)
+
+
+class Failing(Recording):
+    """A store that may block, whose load or save raises."""
+
+    def __init__(self, failing: str) -> None:
+        super().__init__()
+        self.failing = failing
+
+    def load(self, user_id: str, session_id: str, /) -> Session:
+        if self.failing == "load":
+            raise ValueError("damaged")
+        return super().load(user_id, session_id)
+
+    def save(
+        self, user_id: str, session_id: str, messages: Any, /, *, version: int, state: Any = None
+    ) -> int:
+        if self.failing == "save":
+            raise ValueError("disk full")
+        return super().save(user_id, session_id, messages, version=version, state=state)
+
+
+@pytest.mark.parametrize(("failing", "message"), [("load", "damaged"), ("save", "disk full")])
+def test_a_store_error_off_the_loop_is_the_runs_and_the_lease_is_given_back(
+    failing: str, message: str
+) -> None:
+    """A load or save that raises in its thread fails the async run with that error, and the
+    run gives its lease back: the session is free for the next run."""
+    store = Failing(failing)
+    runner = Runner(Agent("a", ScriptedModel(default="hi")), sessions=store)
+    with pytest.raises(ValueError, match=message):
+        asyncio.run(runner.arun("hello", session_id="s"))
+    assert len(store.leases) == 0
+    store.failing = ""
+    assert asyncio.run(runner.arun("again", session_id="s")).status == "completed"
