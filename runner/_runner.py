@@ -177,11 +177,11 @@ class Runner:
         on the executor, and runs the tool calls of one model response concurrently."""
         message = as_message(message)
         launcher = self._launcher
-        run = launcher.start(message, user_id, session_id, callbacks, is_async=True)
+        run = await launcher.astart(message, user_id, session_id, callbacks)
         try:
             return await run.run(self.agent, message)
         finally:
-            launcher.finish(run)
+            await launcher.afinish(run)
 
     def resume(
         self,
@@ -231,11 +231,11 @@ class Runner:
     ) -> RunResult:
         """``resume`` for async code, as ``arun`` is ``run``'s."""
         state, every = checked_decisions(self.agent, state, decisions)
-        run = self._launcher.resumed(state, every, callbacks, is_async=True)
+        run = await self._launcher.aresumed(state, every, callbacks)
         try:
             return await run.resume(self.agent, state)
         finally:
-            self._launcher.finish(run)
+            await self._launcher.afinish(run)
 
     async def stream(
         self,
@@ -261,9 +261,7 @@ class Runner:
         channel = Channel()
         message = as_message(message)
         launcher = self._launcher
-        run = launcher.start(
-            message, user_id, session_id, callbacks, is_async=True, channel=channel
-        )
+        run = await launcher.astart(message, user_id, session_id, callbacks, channel=channel)
         outcome: Outcome[RunResult] = Outcome()
         steps = trampoline(lambda: run.run(self.agent, message), channel, outcome)
         try:
@@ -282,7 +280,7 @@ class Runner:
             try:
                 await steps.aclose()  # an unfinished run is cancelled and driven to its end
             finally:  # aclose raises when the consumer was cancelled while the run wound down
-                launcher.finish(run)
+                await launcher.afinish(run)
 
     # The 0.2 names of the async twins, kept: the same methods.
     run_async = arun

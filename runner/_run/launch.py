@@ -3,10 +3,12 @@
 A runner makes one launcher and asks it for every run: ``start`` checks the ids,
 compiles the run's callbacks (their readiness decided once per list), makes the ids a
 fresh run needs, claims the session on this launcher and takes its lease in the store;
-``finish`` gives both back. What differs between an ordinary and a durable run is
-plain data handed down: the engine, the run id, the store the loop sees. ``close``
-refuses new runs and releases what the launcher made (its thread pool, its own
-in-memory store) once the last run under way has ended.
+``finish`` gives both back (``astart`` and ``afinish`` for an async run: on a store
+that blocks, the lease is taken and given back in a thread, ``runner._run.offload``).
+What differs between an ordinary and a durable run is plain data handed down: the
+engine, the run id, the store the loop sees. ``close`` refuses new runs and releases
+what the launcher made (its thread pools, its own in-memory store) once the last run
+under way has ended.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from runner._pause.seal import checked_keys
 from runner._retry import RetryPolicy
 from runner._run.callbacks import CallbackTable
 from runner._run.engine import IN_PROCESS, Engine
+from runner._run.offload import STORE_THREADS, OffLoop, blocks
 from runner._run.resume import check_callbacks
 from runner._run.run import Run
 from runner._run.settings import Settings
@@ -50,11 +53,13 @@ class Launcher:
 
     __slots__ = (
         "_active",
+        "_blocks",
         "_closed",
         "_executor",
         "_lock",
         "_owns_executor",
         "_owns_sessions",
+        "_store_pool",
         "_table",
         "agent",
         "callbacks",
@@ -103,6 +108,8 @@ class Launcher:
         self._table: Final = CallbackTable(callbacks, tuple(agent.walk()))
         self._owns_executor: Final = executor is None
         self._executor: Executor | None = executor
+        self._blocks: Final = blocks(self.sessions)  # whether its calls may block the loop
+        self._store_pool: ThreadPoolExecutor | None = None
         self._closed = False
         # The sessions a run is under way on (a session takes one run at a time); the
         # run count tells close() when the last run has ended.
@@ -177,6 +184,83 @@ class Launcher:
         A resume gives its run id; a durable runner its engine, its run id and the store
         its loop sees (what the loop loads and saves goes through the engine's steps).
         """
+        run = self._claimed(
+            message,
+            user_id,
+            session_id,
+            callbacks,
+            is_async=is_async,
+            channel=channel,
+            run_id=run_id,
+            engine=engine,
+            sessions=sessions,
+        )
+        lease = run.lease
+        if lease is not None:
+            try:  # the store's lease: no other runner or process may run the session meanwhile
+                lease.acquire()
+            except BaseException:
+                self.finish(run, held=False)
+                raise
+        return run
+
+    async def astart(
+        self,
+        message: Message,
+        user_id: str,
+        session_id: str | None,
+        callbacks: Callbacks,
+        *,
+        channel: Channel | None = None,
+        run_id: str | None = None,
+        engine: Engine = IN_PROCESS,
+        sessions: SessionStore | None = None,
+        paused: str | None = None,
+    ) -> Run:
+        """``start`` for an async run. On a store that blocks, the lease is taken in a
+        thread, and the session read there too (with the paused state of run ``paused``,
+        for a resume): one trip off the loop."""
+        run = self._claimed(
+            message,
+            user_id,
+            session_id,
+            callbacks,
+            is_async=True,
+            channel=channel,
+            run_id=run_id,
+            engine=engine,
+            sessions=sessions,
+        )
+        lease, offload = run.lease, run.offload
+        if offload is not None or lease is not None:
+            try:
+                if offload is not None:
+                    await offload.call(run.open, paused)
+                elif lease is not None:
+                    lease.acquire()
+            except asyncio.CancelledError:
+                # The lease may have been taken in its thread before the run was cancelled.
+                await self.afinish(run)
+                raise
+            except BaseException:
+                self.finish(run, held=False)
+                raise
+        return run
+
+    def _claimed(
+        self,
+        message: Message,
+        user_id: str,
+        session_id: str | None,
+        callbacks: Callbacks,
+        *,
+        is_async: bool,
+        channel: Channel | None,
+        run_id: str | None,
+        engine: Engine = IN_PROCESS,
+        sessions: SessionStore | None = None,
+    ) -> Run:
+        """A run of ``message``, claimed on its session on this launcher; no lease taken."""
         check_id("user_id", user_id)
         fresh = session_id is None
         if not fresh:
@@ -231,6 +315,8 @@ class Launcher:
             lease=lease,
             callbacks=(self.callbacks, run_callbacks),
             state_keys=self.state_keys,
+            # The runner's store decides (a durable run's loop sees a stand-in for it).
+            offload=OffLoop(self._store_threads) if is_async and self._blocks else None,
         )
         key = (run.user_id, run.session_id)
         with self._lock:
@@ -242,12 +328,6 @@ class Launcher:
                 )
                 raise RuntimeError(msg)
             self._active.add(key)
-        if lease is not None:
-            try:  # the store's lease: no other runner or process may run the session meanwhile
-                lease.acquire()
-            except BaseException:
-                self.finish(run, held=False)
-                raise
         return run
 
     def resumed(
@@ -278,6 +358,24 @@ class Launcher:
         run.decisions = decisions
         return run
 
+    async def aresumed(
+        self, state: RunState, decisions: Mapping[str, Decision], callbacks: Callbacks
+    ) -> Run:
+        """``resumed`` for an async run, as ``astart`` is ``start``'s."""
+        frame = state.frame
+        assert frame is not None  # checked_decisions refused any other state
+        self.check_callbacks(state, callbacks)
+        run = await self.astart(
+            frame.message,
+            state.user_id,
+            state.session_id,
+            callbacks,
+            run_id=state.run_id,
+            paused=state.run_id,
+        )
+        run.decisions = decisions
+        return run
+
     def check_callbacks(self, state: RunState, callbacks: Callbacks = ()) -> None:
         """Refuse (``ResumeRefused``) resuming ``state`` without a callback it paused under:
         the runner's callbacks and ``callbacks`` must hold each one it records."""
@@ -285,17 +383,25 @@ class Launcher:
 
     def finish(self, run: Run, *, held: bool = True) -> None:
         """The run has ended: its lease given back (if ``held``), its session free again."""
-        lease = run.lease
-        if held and lease is not None:
-            try:
-                lease.release()
-            except Exception:  # the lease expires by itself: the run's own outcome stands
-                logger.exception(
-                    "could not release the lease of run %s on session %r; it expires in %gs",
-                    run.id,
-                    run.session_id,
-                    lease.ttl,
-                )
+        if held:
+            run.let_go()
+        self._free(run)
+
+    async def afinish(self, run: Run) -> None:
+        """``finish`` for an async run: the lease of a store that blocks given back in a
+        thread (a cancellation meanwhile waits for it: the session is freed after)."""
+        try:
+            if run.lease is not None and not run.released:  # else given back with the save
+                if run.offload is None:
+                    run.let_go()
+                else:
+                    await run.offload.call(run.let_go)
+        finally:
+            self._free(run)
+
+    def _free(self, run: Run) -> None:
+        """The run's session free again on this launcher; the last run of a closed one
+        releases what it made."""
         with self._lock:
             self._active.discard((run.user_id, run.session_id))
             last = self._closed and not self._active
@@ -328,6 +434,10 @@ class Launcher:
                 self._executor.shutdown(wait=True)
             else:  # never block an event loop
                 self._executor.shutdown(wait=False)
+        with self._lock:
+            store_pool, self._store_pool = self._store_pool, None
+        if store_pool is not None:  # idle: the last run's calls have ended
+            store_pool.shutdown(wait=False)
         if self._owns_sessions and isinstance(self.sessions, InMemorySessions):
             self.sessions.clear()
 
@@ -336,6 +446,15 @@ class Launcher:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(thread_name_prefix="hookline-tool")
             return self._executor
+
+    def _store_threads(self) -> Executor:
+        """The threads an async run's calls into a store that blocks are made in."""
+        with self._lock:
+            if self._store_pool is None:
+                self._store_pool = ThreadPoolExecutor(
+                    max_workers=STORE_THREADS, thread_name_prefix="hookline-store"
+                )
+            return self._store_pool
 
 
 def _two_ids() -> tuple[str, str]:

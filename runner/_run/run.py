@@ -11,6 +11,7 @@ call { guarded tool call } } -> ``after_agent`` (the guarded operation: ``_guard
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Mapping
 from functools import partial
 from types import MappingProxyType
@@ -56,6 +57,7 @@ from runner._run.callbacks import AgentSetup
 from runner._run.calls import batch
 from runner._run.engine import IN_PROCESS
 from runner._run.guarded import MODEL, guarded
+from runner._run.offload import OffLoop
 from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.resume import describe
@@ -67,6 +69,8 @@ from runner._sessions.store import Session, SessionStore
 from runner._sessions.transcript import Conversation, Transcript, answered, settled
 
 __all__ = ["Run"]
+
+logger: Final = logging.getLogger("runner")
 
 T = TypeVar("T")
 
@@ -85,7 +89,10 @@ class Run:
         "decisions",
         "id",
         "lease",
+        "offload",
+        "opened",
         "record",
+        "released",
         "session_id",
         "sessions",
         "settings",
@@ -106,6 +113,7 @@ class Run:
         lease: RunLease | None,
         callbacks: tuple[CompiledCallbacks, ...] = (),
         state_keys: tuple[bytes, ...] = (),
+        offload: OffLoop | None = None,
     ) -> None:
         self.id: Final = run_id
         self._callbacks: Final = callbacks  # the runner's and the run's, recorded on a pause
@@ -116,6 +124,13 @@ class Run:
         self.settings: Final = settings
         self.sessions: Final = sessions
         self.lease: Final = lease  # None: a run no other run can name holds no lease
+        # An async run on a store that blocks: its store calls, made in a thread.
+        self.offload: Final = offload
+        # Off the loop, the lease is taken and the session read in one trip to a thread
+        # (``open``), and the save and the lease's release made in one: what it read (or
+        # the error reading raised), and whether the lease is given back already.
+        self.opened: tuple[Session, str | None] | Exception | None = None
+        self.released = False
         self.state: Final = State()
         self.record: Final = Record(settings.channel)
         self.steps = 0
@@ -136,17 +151,28 @@ class Run:
 
     async def run(self, root: Agent, message: Message) -> RunResult:
         """The whole run: the root agent's turn, the session saved, the result."""
-        session = self.sessions.load(self.user_id, self.session_id)
+        offload = self.offload
+        if offload is None:
+            session = self.sessions.load(self.user_id, self.session_id)
+        elif self.opened is None:
+            session = await offload.call(self.sessions.load, self.user_id, self.session_id)
+        else:
+            session = self._taken()[0]
         if session.state:
             self.state.seed(session.state, scope="session")
         return await self._root_turn(root, session, message, None)
 
     async def resume(self, root: Agent, state: RunState) -> RunResult:
         """A paused run, on from where it paused, with ``self.decisions`` for its requests."""
-        session = self.sessions.load(self.user_id, self.session_id)
+        offload = self.offload
+        if offload is None:
+            session, kept = self._loaded(state.run_id)
+        elif self.opened is None:
+            session, kept = await offload.call(self._loaded, state.run_id)
+        else:
+            session, kept = self._taken()
         if session.version != state.session_version:
             raise ResumeRefused.moved_on(state.run_id, session.version, state.session_version)
-        kept = self.sessions.load_paused(state.run_id)
         if kept is None:
             # A state the store does not hold goes on only signed by one of the keys.
             if not (self._state_keys and verified(state, self._state_keys)):
@@ -175,6 +201,49 @@ class Run:
         self.settings.meter.add(state.usage)
         return await self._root_turn(root, session, frame.message, frame)
 
+    def _loaded(self, run_id: str) -> tuple[Session, str | None]:
+        """The session and the paused state of ``run_id`` the store keeps."""
+        return self.sessions.load(self.user_id, self.session_id), self.sessions.load_paused(run_id)
+
+    def open(self, paused: str | None) -> None:
+        """Take the lease, then read the session (and the paused state of run ``paused``)
+        into ``opened``: one trip to a thread. ``SessionBusy`` and the lease's other errors
+        are raised; an error of the read is kept, raised when the run starts."""
+        if self.lease is not None:
+            self.lease.acquire()
+        try:
+            if paused is None:
+                self.opened = (self.sessions.load(self.user_id, self.session_id), None)
+            else:
+                self.opened = self._loaded(paused)
+        except Exception as error:  # the run raises it, and gives its lease back as it ends
+            self.opened = error
+
+    def _taken(self) -> tuple[Session, str | None]:
+        """What ``open`` read, or the error it kept, raised."""
+        opened = self.opened
+        assert opened is not None
+        self.opened = None
+        if isinstance(opened, Exception):
+            raise opened
+        return opened
+
+    def let_go(self) -> None:
+        """Give the lease back, once; a failure is logged (the lease expires by itself)."""
+        lease = self.lease
+        if lease is None or self.released:
+            return
+        self.released = True
+        try:
+            lease.release()
+        except Exception:  # the run's own outcome stands
+            logger.exception(
+                "could not release the lease of run %s on session %r; it expires in %gs",
+                self.id,
+                self.session_id,
+                lease.ttl,
+            )
+
     async def _root_turn(
         self, root: Agent, session: Session, message: Message, frame: Frame | None
     ) -> RunResult:
@@ -187,7 +256,9 @@ class Run:
         except StopRun as stop:
             now = self.settings.engine.now()
             self.record.add(StopEvent(root.name, root.name, now, reason=stop.reason))
-            self._save(answered(history.messages), session)
+            saving = self._save(answered(history.messages), session)
+            if saving is not None:
+                await saving
             return self._result(root, "", "stopped", stop.reason, None)
         except Paused as paused:
             # The session stays at the version the state builds on (the turn so far
@@ -195,11 +266,15 @@ class Run:
             result = self._result(
                 root, "", "paused", None, None, frame=paused.frame, version=session.version
             )
-            self.sessions.save_paused(
-                self.id, self.user_id, self.session_id, result.state.to_json()
-            )
+            paused_state = (self.id, self.user_id, self.session_id, result.state.to_json())
+            if self.offload is None:
+                self.sessions.save_paused(*paused_state)
+            else:
+                await self.offload.call(self._pause, *paused_state)
             return result
-        self._save(settled(history.messages), session)
+        saving = self._save(settled(history.messages), session)
+        if saving is not None:
+            await saving
         return self._result(root, response.text, "completed", None, response)
 
     def turn(
@@ -321,8 +396,12 @@ class Run:
             self.steps += 1
             if self.steps > settings.max_steps:
                 raise MaxStepsExceeded(agent.name, settings.max_steps)
-            if self.lease is not None:
-                self.lease.renew()
+            lease = self.lease
+            if lease is not None and lease.due():
+                if self.offload is None:
+                    lease.acquire()
+                else:
+                    await self.offload.call(lease.acquire)
             request = ModelRequest(history.messages.headed(plan.system), agent.specs)
             outcome, _ = await guarded(
                 settings,
@@ -367,16 +446,36 @@ class Run:
                 settings.meter.add(usage)
         return outcome
 
-    def _save(self, messages: Transcript, session: Session) -> None:
+    def _save(self, messages: Transcript, session: Session) -> Awaitable[None] | None:
+        """The session saved here and now (``None``), or off the loop (to await)."""
         state = self.state.snapshot(scope="session") if len(self.state) else _NOTHING
         # A session that had no state and gets none keeps it so (the save succeeds only if
         # the session is as loaded): no state is written.
         kept = state if state or session.state else None
-        self.sessions.save(
-            self.user_id, self.session_id, messages, version=session.version, state=kept
-        )
+        if self.offload is None:  # no coroutine to make in a sync run
+            self._write(messages, session.version, kept)
+            return None
+        return self.offload.call(self._write, messages, session.version, kept, True)
+
+    def _pause(self, run_id: str, user_id: str, session_id: str, state_json: str) -> None:
+        """The paused state kept, then the lease given back: one trip to a thread."""
+        self.sessions.save_paused(run_id, user_id, session_id, state_json)
+        self.let_go()
+
+    def _write(
+        self,
+        messages: Transcript,
+        version: int,
+        state: Mapping[str, Any] | None,
+        let_go: bool = False,
+    ) -> None:
+        """The session's save and, for a resumed run, its paused state forgotten; then,
+        if ``let_go``, the lease given back (off the loop: one trip to a thread)."""
+        self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
         if self.decisions:  # a resumed run that ended: its paused state is done with
             self.sessions.delete_paused(self.id)
+        if let_go:
+            self.let_go()
 
     def _result(
         self,

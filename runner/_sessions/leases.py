@@ -97,9 +97,13 @@ class RunLease:
         self.store.acquire(self.user_id, self.session_id, owner=self.owner, ttl=self.ttl)
         self._renewed = renewed
 
+    def due(self) -> bool:
+        """Whether a third of the lease's ttl has gone by since it was last taken."""
+        return time.monotonic() - self._renewed >= self.ttl / 3
+
     def renew(self) -> None:
         """Renew the lease if a third of its ttl has gone by since it was last taken."""
-        if time.monotonic() - self._renewed >= self.ttl / 3:
+        if self.due():
             self.acquire()
 
     def release(self) -> None:

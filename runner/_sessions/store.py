@@ -29,6 +29,13 @@ What a custom ``SessionStore`` must guarantee:
 - ``save_paused(run_id, user_id, session_id, state_json)`` keeps a paused run's state
   (JSON text) by run id, replacing one saved before; ``load_paused(run_id)`` gives it
   back, or ``None``; ``delete_paused(run_id)`` forgets it.
+
+A store may say whether its calls can block (wait on a file, a lock another process
+holds, a network) with a class attribute ``blocks``: an async run makes each call into a
+store that blocks in a worker thread, so the event loop goes on meanwhile, and each call
+into one whose ``blocks`` is ``False`` on the loop itself. A store that does not say is
+taken to block. Such a store's methods are called from several threads (one at a time
+per run) and must be safe across threads.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ import types
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, final, runtime_checkable
+from typing import Any, ClassVar, Final, Protocol, final, runtime_checkable
 
 from hooks import Message
 from hooks._slots import slot_init
@@ -152,6 +159,9 @@ class InMemorySessions:
     """
 
     __slots__ = ("_forgotten", "_leases", "_lock", "_max_sessions", "_paused", "_sessions")
+
+    # Its calls never wait on anything but its lock: an async run makes them on the loop.
+    blocks: ClassVar[bool] = False
 
     def __init__(self, *, max_sessions: int | None = 10_000) -> None:
         if max_sessions is not None and (type(max_sessions) is not int or max_sessions < 1):

@@ -17,6 +17,7 @@ import hooks
 from benchmarks import (
     dispatch,
     durable,
+    loop_stall,
     openai_adapter,
     runner,
     sessions,
@@ -105,6 +106,18 @@ def test_sessions_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("memory", "sqlite", "0 messages", "10,000 messages"):
         assert name in out
     assert out.count("target <=") == 3
+    assert "targets:" in out
+
+
+def test_loop_stall_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The loop-stall benchmark checks every run of each round completed and was saved, then
+    reports each store's stalls for every way of starting the runs, and its targets."""
+    assert loop_stall.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for name in ("burst", "spread", "spread, no GC"):
+        assert f"sqlite, {name}" in out
+        assert f"memory, {name}" in out
+    assert out.count("target < 20 ms") == 6
     assert "targets:" in out
 
 

@@ -25,7 +25,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, final
+from typing import Any, ClassVar, Final, final
 
 from hooks import Message
 from runner._checks import got, non_negative_float, positive_int
@@ -68,6 +68,11 @@ class SQLiteSessionStore:
     """
 
     __slots__ = ("_cache", "_cache_sessions", "_db", "_lock", "path")
+
+    # Its calls wait on the file (another process's write lock, the disk): an async run
+    # makes them in a worker thread. One connection serves every thread
+    # (check_same_thread=False), each use of it under ``_lock``.
+    blocks: ClassVar[bool] = True
 
     def __init__(
         self,
