@@ -90,20 +90,28 @@ async def _run(
     store = launcher.sessions
     loaded = await engine.record("session load", partial(store.load, user_id, session_id))
     deferred = _Deferred(store, loaded, None)
-    run = launcher.start(
-        message,
-        user_id,
-        session_id,
-        (),
-        is_async=is_async,
-        run_id=run_id,
-        engine=engine,
-        sessions=deferred,
-    )
+    if is_async:  # the lease taken and given back off the loop, on a store that blocks
+        run = await launcher.astart(
+            message, user_id, session_id, (), run_id=run_id, engine=engine, sessions=deferred
+        )
+    else:
+        run = launcher.start(
+            message,
+            user_id,
+            session_id,
+            (),
+            is_async=False,
+            run_id=run_id,
+            engine=engine,
+            sessions=deferred,
+        )
     try:
         result = await run.run(launcher.agent, message)
-    finally:
-        launcher.finish(run)
+    finally:  # the lease given back: off the loop in an async run, on a store that blocks
+        if is_async:
+            await launcher.afinish(run)
+        else:
+            launcher.finish(run)
     for name, write in deferred.writes:
         await engine.record(name, write)
     return result
@@ -124,11 +132,17 @@ async def _resume(
     loaded = await engine.record("session load", partial(store.load, user_id, session_id))
     kept = await engine.record("paused load", partial(store.load_paused, state.run_id))
     deferred = _Deferred(store, loaded, kept)
-    run = launcher.resumed(state, every, (), is_async=is_async, engine=engine, sessions=deferred)
+    if is_async:
+        run = await launcher.aresumed(state, every, (), engine=engine, sessions=deferred)
+    else:
+        run = launcher.resumed(state, every, (), is_async=False, engine=engine, sessions=deferred)
     try:
         result = await run.resume(launcher.agent, state)
-    finally:
-        launcher.finish(run)
+    finally:  # the lease given back: off the loop in an async run, on a store that blocks
+        if is_async:
+            await launcher.afinish(run)
+        else:
+            launcher.finish(run)
     for name, write in deferred.writes:
         await engine.record(name, write)
     return result

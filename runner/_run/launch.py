@@ -359,7 +359,13 @@ class Launcher:
         return run
 
     async def aresumed(
-        self, state: RunState, decisions: Mapping[str, Decision], callbacks: Callbacks
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        callbacks: Callbacks,
+        *,
+        engine: Engine = IN_PROCESS,
+        sessions: SessionStore | None = None,
     ) -> Run:
         """``resumed`` for an async run, as ``astart`` is ``start``'s."""
         frame = state.frame
@@ -371,6 +377,8 @@ class Launcher:
             state.session_id,
             callbacks,
             run_id=state.run_id,
+            engine=engine,
+            sessions=sessions,
             paused=state.run_id,
         )
         run.decisions = decisions

@@ -6,6 +6,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -551,3 +552,38 @@ def test_the_session_lease_is_the_durable_runner_s_to_set() -> None:
     assert made.session_lease == 5
     with pytest.raises(ValueError, match="session_lease"):
         DurableRunner(Agent("leased", ScriptedModel()), name=unique("leased"), session_lease=0)
+
+
+class Threads(Down):
+    """A working store that says nothing of blocking (so it is taken to block) and notes
+    the thread each lease call ran on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lease_threads: list[str] = []
+
+    def load(self, user_id: str, session_id: str, /) -> Session:
+        """The inner store's."""
+        return self.inner.load(user_id, session_id)
+
+    def acquire(self, *args: Any, **kwargs: Any) -> None:
+        """Note the thread, then the inner store's."""
+        self.lease_threads.append(threading.current_thread().name)
+        self.inner.acquire(*args, **kwargs)
+
+    def release(self, *args: Any, **kwargs: Any) -> None:
+        """Note the thread, then the inner store's."""
+        self.lease_threads.append(threading.current_thread().name)
+        self.inner.release(*args, **kwargs)
+
+
+def test_an_async_durable_run_takes_and_gives_back_its_lease_off_the_loop() -> None:
+    """On a store that blocks, ``arun`` of a durable run leaves the event loop free: the
+    lease is taken and given back on the runner's store threads, as in ``Runner.arun``."""
+    store = Threads()
+    runner = durable(Agent("leasing", ScriptedModel(default="hi")), sessions=store)
+    loop_thread = threading.current_thread().name  # asyncio.run runs the loop here
+    asyncio.run(runner.arun("hello", run_id=unique("lease"), session_id="s1"))
+    assert len(store.lease_threads) >= 2
+    assert loop_thread not in store.lease_threads
+    assert all(name.startswith("hookline-store") for name in store.lease_threads)
