@@ -11,6 +11,8 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hooks import (
     Message,
@@ -53,6 +55,7 @@ from runner._models.transient import is_transient
 from runner._pause.pending import PendingRequest
 from runner._sessions.store import Session
 from runner._sessions.transcript import Transcript
+from tests.helpers import strategies
 
 
 class KeywordOnly(Exception):
@@ -307,3 +310,19 @@ def test_pickle_is_the_opt_in_codec_and_reads_json_records_too() -> None:
     error = KeywordOnly("slow down", status_code=429, headers={})
     assert PICKLE.load(PICKLE.dump(error)).status_code == 429
     assert PICKLE.load(dump(ToolResult("ok"))) == ToolResult("ok")
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(
+    conversation=st.lists(strategies.messages, max_size=5),
+    response=strategies.responses,
+    result=strategies.tool_results,
+)
+def test_messages_responses_and_results_with_parts_round_trip(
+    conversation: list[Message], response: ModelResponse, result: ToolResult
+) -> None:
+    """Any record a durable run stores, parts and all (images' bytes, reasoning payloads
+    byte for byte), loads back equal from its JSON text."""
+    request = ModelRequest(tuple(conversation))
+    for value in (request, response, result, tuple(conversation)):
+        assert load(dump(value)) == value
