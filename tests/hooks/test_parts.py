@@ -13,6 +13,7 @@ from hooks import (
     Message,
     ModelResponse,
     ReasoningPart,
+    ToolInfo,
     ToolResult,
 )
 
@@ -133,3 +134,18 @@ def test_plain_text_messages_are_unchanged() -> None:
     message = Message("user", "hello")
     assert message.parts == ()
     assert message == Message("user", "hello", parts=())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"name": 3}, r"ToolInfo\.name must be a str, got int 3"),
+        ({"name": "t", "server": 3}, r"ToolInfo\.server must be a str or None"),
+        ({"name": "t", "description": None}, r"ToolInfo\.description must be a str"),
+        ({"name": "t", "output_schema": "object"}, r"ToolInfo\.output_schema must be a JSON"),
+    ],
+)
+def test_a_tool_info_checks_its_fields(kwargs: dict[str, Any], words: str) -> None:
+    """Each field of a ``ToolInfo`` is checked when it is built, naming the field."""
+    with pytest.raises(TypeError, match=words):
+        ToolInfo(**kwargs)

@@ -7,14 +7,17 @@ hook points, in sync and async runs.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from hooks import BeforeResult, Halt, HookEvent, ToolContext, ToolResult
+from hooks import BeforeResult, Cont, Halt, HookEvent, ToolContext, ToolResult
 from runner import (
     Agent,
     AuditBroken,
@@ -262,3 +265,62 @@ def test_a_failed_write_is_said_in_the_chain_by_the_next_record(tmp_path: Path) 
     records = [json.loads(line) for line in blocked.read_text(encoding="utf-8").splitlines()]
     assert [record["event"].get("lost") for record in records] == [1, None]
     assert HashChainAudit.verify(blocked).records == 2
+
+
+def test_policies_show_what_they_are_and_refuse_bad_settings(tmp_path: Path) -> None:
+    """Each repr says the policy and its settings; bad settings are refused when made."""
+    assert repr(LoopGuard(4, window=9)) == "LoopGuard(4, window=9)"
+    assert repr(TruncateToolResult(500)) == "TruncateToolResult(500)"
+    assert repr(HashChainAudit(tmp_path / "a.jsonl")).startswith("HashChainAudit('")
+    with pytest.raises(TypeError, match="LoopGuard's key must be a non-empty str"):
+        LoopGuard(3, key="")
+    with pytest.raises(ValueError, match="max_chars must be an int >= 200"):
+        TruncateToolResult(10)
+
+
+def test_a_loop_guard_compares_arguments_json_cannot_sort(mode: Mode) -> None:
+    """Arguments whose keys do not sort (a hook put them there) are compared by repr."""
+
+    class Odd:
+        name = "odd"
+
+        def run(self, args: Mapping[str, Any], /) -> str:
+            return "ok"
+
+    guard = LoopGuard(2)
+    model = ScriptedModel([calling(ToolCall("c", "odd", {})), "done"])
+    with Runner(Agent("a", model, tools=[Odd()])) as runner:
+
+        class Unsortable:
+            def before_tool(self, ctx: ToolContext) -> BeforeResult[ToolContext, ToolResult]:
+                odd: Any = {1: "a", "b": 2}  # keys a JSON encoder cannot sort
+                call = replace(ctx.call, args=odd)
+                return Cont(replace(ctx, call=call))
+
+        result = drive(runner, mode, "go", callbacks=[Unsortable(), guard])
+    assert [e.result.content for e in events_of(result, ToolResultEvent)] == ["ok"]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{"seq": 1}', "the line is not ended"),
+        ("not json\n", "not JSON"),
+        ("[1, 2]\n", "not a record of seq, prev, event and hash"),
+        ('{"seq": 1}\n', "not a record of seq, prev, event and hash"),
+    ],
+)
+def test_lines_that_are_no_records_are_named(tmp_path: Path, text: str, reason: str) -> None:
+    """A cut write, a line that is not JSON or not a record: broken at line 1."""
+    path = tmp_path / "audit.jsonl"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(AuditBroken, match=f"line 1: {reason}"):
+        HashChainAudit.verify(path)
+
+
+def test_an_audit_can_sync_each_record_to_disk(tmp_path: Path) -> None:
+    """``fsync=True`` writes the same chain."""
+    path = tmp_path / "audit.jsonl"
+    audit = HashChainAudit(path, fsync=True)
+    audit.on_event(event(1))
+    assert HashChainAudit.verify(path) == audit.head

@@ -409,3 +409,46 @@ def test_a_forged_run_id_on_another_user_s_session_is_refused(mode: Mode) -> Non
         1,
     )
     assert store.load_paused("forged") is None
+
+
+def _frame_agent(data: dict[str, Any]) -> None:
+    data["frame"]["agent"] = "intruder"
+
+
+def _duplicate_call(data: dict[str, Any]) -> None:
+    calls = data["frame"]["messages"][1]["tool_calls"]
+    calls.append(dict(calls[0]))
+
+
+def _held_unknown_call(data: dict[str, Any]) -> None:
+    data["frame"]["results"]["c9"] = {"content": "ran", "is_error": False}
+
+
+def _held_twice(data: dict[str, Any]) -> None:
+    data["frame"]["results"]["c1"] = {"content": "ran", "is_error": False}
+
+
+STRUCTURE: list[tuple[Callable[[dict[str, Any]], None], str]] = [
+    (_frame_agent, "its frame at branch 'ops' names agent 'intruder'"),
+    (_duplicate_call, "two paused calls at branch 'ops' share an id"),
+    (_held_unknown_call, "it holds call 'c9' that its frame at 'ops' never made"),
+    (_held_twice, "a call at branch 'ops' is held twice"),
+]
+
+
+@pytest.mark.parametrize(("change", "words"), STRUCTURE, ids=[c[0].__name__ for c in STRUCTURE])
+def test_a_state_whose_frame_does_not_hold_together_is_refused_even_signed(
+    change: Callable[[dict[str, Any]], None], words: str
+) -> None:
+    """A signed state (so the signature is not what refuses it) whose paused turn names
+    another agent, repeats a call, or holds a call its turn never made: refused, naming
+    what is wrong, the tool never run."""
+    runner, shell, result = paused_run("sync", run_callbacks=[NoRm()], keys=[KEY])
+    assert result.state is not None
+    data = json.loads(result.state.to_json())
+    change(data)
+    state = RunState.from_json(json.dumps(data))
+    decisions: dict[str, Decision] = {request.id: Approve() for request in state.pending}
+    with pytest.raises(ResumeRefused, match=words):
+        runner.resume(state, decisions, callbacks=[NoRm()])
+    assert shell.ran == []

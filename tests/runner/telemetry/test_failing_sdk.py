@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal, cast
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.sampling import Sampler, SamplingResult
@@ -25,6 +26,7 @@ from runner import (
     ScriptedModel,
     ToolCall,
 )
+from runner._telemetry.guard import Guarded, Log
 from tests.helpers.runs import calling
 
 Where = Literal["on_start", "on_end", "sampler"]
@@ -137,3 +139,44 @@ def test_a_raising_tracing_sdk_leaves_the_run_as_an_untraced_one(
     logged = [record for record in caplog.records if "tracing failed" in record.getMessage()]
     assert len(logged) == 1
     assert result.run_id in logged[0].getMessage()
+
+
+class Raising:
+    """A span whose every method raises, as a broken SDK's would."""
+
+    def __getattr__(self, name: str) -> Any:
+        def broken(*args: object) -> None:
+            raise RuntimeError(f"the SDK broke in {name}")
+
+        return broken
+
+
+SPAN_CALLS: list[tuple[str, tuple[Any, ...], object]] = [
+    ("end", (), None),
+    ("get_span_context", (), trace.INVALID_SPAN_CONTEXT),
+    ("set_attributes", ({"a": 1},), None),
+    ("set_attribute", ("a", 1), None),
+    ("add_event", ("e",), None),
+    ("add_link", (trace.INVALID_SPAN_CONTEXT,), None),
+    ("update_name", ("n",), None),
+    ("is_recording", (), False),
+    ("set_status", (trace.StatusCode.ERROR,), None),
+    ("record_exception", (ValueError("x"),), None),
+]
+
+
+@pytest.mark.parametrize(("method", "args", "answer"), SPAN_CALLS, ids=[c[0] for c in SPAN_CALLS])
+def test_every_span_call_into_a_broken_sdk_is_logged_once_and_answered_safely(
+    method: str, args: tuple[Any, ...], answer: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each call a run makes on a span is guarded: the SDK's error is logged (the first
+    of the run), counted, and the call answers what an invalid span would."""
+    log = Log("run-1")
+    span = Guarded(cast("trace.Span", Raising()), log)
+    with caplog.at_level(logging.WARNING, logger="runner"):
+        assert getattr(span, method)(*args) == answer
+        getattr(span, method)(*args)
+    assert log.failures == 2
+    [record] = caplog.records
+    assert "tracing failed in" in record.getMessage()
+    assert "during run run-1" in record.getMessage()
