@@ -99,6 +99,7 @@ EXPORTED = [
     "OnModelError",
     "OnToolError",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
     "Operation",
     "Outcome",
     "OutcomeTag",
