@@ -213,6 +213,10 @@ class ResponsesServer(OpenAIServer):
         super().__init__(max_requests=max_requests, always=always)
         self._httpd.RequestHandlerClass = _responses_handler(self)
 
+    def __enter__(self) -> ResponsesServer:
+        super().__enter__()
+        return self
+
 
 def _responses_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
     base: Any = _handler(server)

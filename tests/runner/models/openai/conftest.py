@@ -1,4 +1,4 @@
-"""The ``responses`` fixture: a running Responses API server (``tests/helpers/responses_server.py``)."""
+"""The ``responses`` fixture: a running Responses API server (``tests/helpers``)."""
 
 from __future__ import annotations
 

@@ -238,7 +238,7 @@ def test_a_streamed_run_split_mid_word_and_mid_argument(
     assert "".join(texts) == result.output
     calls = [e for e in events if isinstance(e, ToolCallDelta)]
     assert (calls[0].id, calls[0].name) == ("call_1", "add")
-    assert [e.arguments for e in calls[1:3]] == ['{"', "a\""]
+    assert [e.arguments for e in calls[1:3]] == ['{"', 'a"']
     assert "".join(e.arguments for e in calls) == '{"a": 2, "b": 3}'
     skipped = (TextDelta, ToolCallDelta, RunStartedEvent, RunFinishedEvent)
     assert [e for e in events if not isinstance(e, skipped)] == list(result.events)
