@@ -1,7 +1,8 @@
 """A small Responses API server for the tests: ``POST /v1/responses``, scripted replies.
 
 ``ResponsesServer`` is ``OpenAIServer`` (``tests/helpers/openai_server.py``: 127.0.0.1,
-a free port, keep-alive, every request body kept in ``bodies``, a bounded script) on the
+a free port, keep-alive, every request body kept in ``bodies``, a bounded script; the
+connections it accepted counted in ``connections``) on the
 Responses API's path, and its streams are the Responses API's: each event goes out as
 ``event: <type>`` and ``data: <json>``, written in two halves flushed apart (so events,
 and UTF-8 characters, arrive split across reads), with no ``[DONE]`` after the last. A
@@ -212,6 +213,14 @@ class ResponsesServer(OpenAIServer):
     def __init__(self, *, max_requests: int = 50, always: Reply | None = None) -> None:
         super().__init__(max_requests=max_requests, always=always)
         self._httpd.RequestHandlerClass = _responses_handler(self)
+        self.connections = 0
+        accept = self._httpd.process_request
+
+        def counted(request: Any, address: Any) -> None:
+            self.connections += 1  # one thread accepts: no race
+            accept(request, address)
+
+        self._httpd.process_request = counted  # type: ignore[method-assign,assignment]
 
     def __enter__(self) -> ResponsesServer:
         super().__enter__()

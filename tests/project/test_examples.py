@@ -275,7 +275,7 @@ def test_quickstart_takes_its_model_from_hookline_model(monkeypatch: pytest.Monk
     assert chat_model.model == "llama3.2"
     for spec in ("gpt-4o-mini", "openai:", "anthropic-chat:x"):
         monkeypatch.setenv("HOOKLINE_MODEL", spec)
-        with pytest.raises(SystemExit, match="'openai:<model name>'.*'openai-chat:<model name>'"):
+        with pytest.raises(SystemExit, match=r"'openai:<model name>'.*'openai-chat:<model name>'"):
             quickstart.model_from_env()
 
 

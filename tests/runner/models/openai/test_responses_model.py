@@ -293,6 +293,40 @@ def test_the_final_response_without_output_takes_the_done_items(
     assert [(c.id, c.name, dict(c.args)) for c in final.tool_calls] == [("call_1", "add", {"a": 1})]
 
 
+def test_streams_that_end_give_their_connection_back(
+    responses: ResponsesServer, model: OpenAIResponsesModel, mode: Mode
+) -> None:
+    """Two streamed calls in a row: the second reuses the first's connection (the body is
+    read to its end after the final event)."""
+    responses.script(as_stream(response(message("One."))), as_stream(response(message("Two."))))
+    texts: list[object]
+    if mode == "sync":
+        texts = [list(model.stream(HELLO))[-1] for _ in range(2)]
+    else:
+
+        async def twice() -> list[object]:
+            return [[item async for item in model.astream(HELLO)][-1] for _ in range(2)]
+
+        texts = asyncio.run(twice())
+    assert [getattr(answer, "text", None) for answer in texts] == ["One.", "Two."]
+    assert responses.connections == 1
+
+
+def test_a_body_going_on_after_the_final_event_does_not_hold_the_answer(
+    responses: ResponsesServer, model: OpenAIResponsesModel, mode: Mode
+) -> None:
+    """``response.completed``, then keep-alive bytes for seconds: the answer comes, whole,
+    once the short grace for the body's end has passed (well before the deadline)."""
+    whole = as_stream(response(message("Done.")))
+    assert whole.events is not None
+    responses.script(Reply({}, events=whole.events, keepalive=0.02))
+    got, error = answer(model, mode, streamed_call=True)
+    assert error is None
+    final = got[-1]
+    assert isinstance(final, ModelResponse)
+    assert final.text == "Done."
+
+
 @STREAMED
 def test_keep_alive_bytes_do_not_hold_a_call_past_its_deadline(
     responses: ResponsesServer, model: OpenAIResponsesModel, mode: Mode, streamed_call: bool
