@@ -31,7 +31,7 @@ import collections
 import json
 import mimetypes
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, cast
+from typing import Any, Final, cast, final
 
 from hooks import (
     FilePart,
@@ -64,6 +64,7 @@ PROVIDER: Final = "openai"
 _NO_PARAMETERS: Final[Mapping[str, Any]] = {"type": "object", "properties": {}}
 
 
+@final
 class Input:
     """One request's conversation in the Responses format.
 
