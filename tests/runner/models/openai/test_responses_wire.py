@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hooks import ImagePart, Message, ReasoningPart, ToolCall, Usage
 from runner._models.openai.responses_wire import finish_reason, from_response, to_input
 from tests.helpers.responses_server import function_call, message, reasoning, response_body
+from tests.helpers.strategies import json_values, messages
 
 
 def test_a_tool_result_with_text_and_an_image_is_a_list_of_parts() -> None:
@@ -109,3 +113,61 @@ def test_usage_without_details_counts_zero() -> None:
     """Absent details are 0 cached and 0 reasoning tokens."""
     body = response_body(used={"input_tokens": 7, "output_tokens": 3})
     assert from_response(body).usage == Usage(7, 3, 0, 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(messages, max_size=6))
+def test_every_conversation_is_written_whole_and_as_json(history: list[Message]) -> None:
+    """Any conversation: the body is JSON; each OpenAI reasoning payload goes out as the
+    object it holds, in order, and each other provider's part is counted, not sent; each
+    assistant call is a ``function_call`` with its id; no system message is lost."""
+    written = to_input(history)
+    json.dumps(written.items)  # nothing that JSON cannot carry
+    sent = [item for item in written.items if item.get("type") == "reasoning"]
+    kept = [
+        json.loads(part.payload)
+        for message in history
+        if message.role == "assistant"
+        for part in message.parts
+        if isinstance(part, ReasoningPart) and part.provider == "openai"
+    ]
+    assert sent == kept
+    others = Counter(
+        part.provider
+        for message in history
+        if message.role == "assistant"
+        for part in message.parts
+        if isinstance(part, ReasoningPart) and part.provider != "openai"
+    )
+    assert written.left_out == dict(others)
+    calls = [item["call_id"] for item in written.items if item.get("type") == "function_call"]
+    assert calls == [
+        call.id for message in history if message.role == "assistant" for call in message.tool_calls
+    ]
+    systems = [message.content for message in history if message.role == "system"]
+    later = [
+        item["content"]
+        for item in written.items
+        if item.get("type") == "message" and item["role"] == "system"
+    ]
+    opening = systems[: len(systems) - len(later)]
+    assert later == systems[len(opening) :]
+    assert written.instructions == ("\n\n".join(opening) if opening else None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.text(max_size=8).filter(lambda key: key not in {"summary", "content"}),
+        json_values,
+        max_size=4,
+    )
+)
+def test_a_reasoning_item_goes_back_as_it_came(fields: dict[str, Any]) -> None:
+    """Any reasoning item: its part's payload is its JSON text, and the next request
+    sends that same object back."""
+    item = {**fields, "type": "reasoning"}
+    (part,) = from_response(response_body(item)).parts
+    assert part.payload == json.dumps(item, ensure_ascii=False)
+    turn = Message("assistant", "", parts=(part,))
+    assert to_input([turn]).items[0] == item
