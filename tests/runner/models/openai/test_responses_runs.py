@@ -18,13 +18,17 @@ import pytest
 
 from runner import (
     Agent,
+    AsyncFallbackModel,
     ErrorEvent,
+    FallbackEvent,
+    FallbackModel,
     FilePart,
     FunctionTool,
     ImagePart,
     Message,
     ModelRequest,
     ModelResponse,
+    OpenAIChatModel,
     OpenAIResponsesModel,
     ReasoningPart,
     RetryPolicy,
@@ -39,7 +43,7 @@ from runner import (
     ToolCallEvent,
     Usage,
 )
-from tests.helpers.openai_server import error
+from tests.helpers.openai_server import OpenAIServer, completion, error
 from tests.helpers.responses_server import (
     ResponsesServer,
     as_stream,
@@ -316,4 +320,42 @@ def test_a_tool_call_to_an_assistant_with_text_keeps_the_order(
     assert [event.call for event in events_of(result, ToolCallEvent)] == [
         ToolCall("call_a", "add", {"a": 1, "b": 1}),
         ToolCall("call_b", "add", {"a": 2, "b": 2}),
+    ]
+
+
+def test_a_fallback_to_a_chat_completions_model_mid_conversation(
+    responses: ResponsesServer,
+    server: OpenAIServer,
+    model: OpenAIResponsesModel,
+    mode: Mode,
+) -> None:
+    """The Responses model reasons and calls ``add``; its next call fails twice; the
+    ``FallbackModel`` on a Chat Completions server answers from the same history, written
+    for its API: the call and its result, no reasoning."""
+    responses.script(
+        response(THOUGHT, function_call("call_1", "add", '{"a": 2, "b": 3}')),
+        error(500, "boom", kind="server_error", code=None),
+        error(500, "boom again", kind="server_error", code=None),
+    )
+    server.script(completion("It is 5.", model="backup-model"))
+    backup = OpenAIChatModel("backup-model", base_url=server.url)
+    fallback = FallbackModel(backup) if mode == "sync" else AsyncFallbackModel(backup)
+    runner = runner_for(model, retry=RetryPolicy(max_attempts=2, base_delay=0))
+    try:
+        result = drive(runner, mode, "What is 2 + 3?", callbacks=[RetryTransient(), fallback])
+    finally:
+        backup.close()
+    assert result.output == "It is 5."
+    assert len(events_of(result, FallbackEvent)) == 1
+    assert len(responses.bodies) == 3
+    call = {"name": "add", "arguments": '{"a": 2, "b": 3}'}
+    assert server.bodies[0]["messages"] == [
+        {"role": "system", "content": INSTRUCTION},
+        {"role": "user", "content": "What is 2 + 3?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": call}],
+        },
+        {"role": "tool", "content": "5", "tool_call_id": "call_1"},
     ]
