@@ -1,11 +1,11 @@
 """``OpenAIResponsesModel`` against ``llmock``, an independent mock of the Responses API
 that injects faults: the oracle our own server is not.
 
-The ``llmock`` fixture (its pytest plugin) runs one real llmock server on 127.0.0.1 (a
-free port) for the session and resets it for each test. Each test injects one fault
-and says what the model makes of it -- the error type the hooks see, whether
-``is_transient`` calls it worth a retry -- and, where a retry can help, that a run
-with ``RetryTransient`` gets its answer.
+The ``llmock`` fixture (its pytest plugin) resets a real llmock server for each test;
+the server, on 127.0.0.1 (a free port), is this module's (``llmock_server`` here).
+Each test injects one fault and says what the model makes of it -- the error type the
+hooks see, whether ``is_transient`` calls it worth a retry -- and, where a retry can
+help, that a run with ``RetryTransient`` gets its answer.
 """
 
 from __future__ import annotations
@@ -40,9 +40,22 @@ from tests.helpers.runs import Mode, drive
 
 if TYPE_CHECKING:
     from llmock.pytest_plugin import LLMock
+    from llmock.testing import LLMockServer
 
 HELLO = ModelRequest((Message("user", "Hello!"),))
 DEADLINE = 1.0
+
+
+@pytest.fixture(scope="module")
+def llmock_server() -> Iterator[LLMockServer]:
+    """One llmock server on 127.0.0.1 (a free port) for this module, stopped at its end:
+    it overrides the plugin's session-wide one, which would outlive these tests and keep
+    its event loop running under every later test (one that fakes ``asyncio.sleep``
+    would spin it)."""
+    from llmock.testing import LLMockServer
+
+    with LLMockServer() as server:
+        yield server
 
 
 @pytest.fixture
