@@ -150,16 +150,17 @@ class OpenAIResponsesModel:
             msg = f"OpenAIResponsesModel's strict_tools must be a bool, got {strict!r:.60}"
             raise TypeError(msg)
         given: object = params.pop("include", None) or []
-        if not isinstance(given, list | tuple) or not all(isinstance(i, str) for i in given):
+        listed = cast("list[object] | tuple[object, ...]", given)
+        if not isinstance(given, list | tuple) or not all(isinstance(i, str) for i in listed):
             msg = f"OpenAIResponsesModel's include must be a list of str, got {given!r:.60}"
             raise TypeError(msg)
-        listed = cast("list[str] | tuple[str, ...]", given)
         self.model: Final = model
         self.deadline: Final = check_deadline("OpenAIResponsesModel's deadline", deadline)
         self._base_url = base_url
         self._api_key = api_key
         self._strict: Final = strict
-        self._include: Final = [*listed, *(() if _ENCRYPTED in listed else (_ENCRYPTED,))]
+        names = cast("list[str]", list(listed))
+        self._include: Final = [*names, *(() if _ENCRYPTED in names else (_ENCRYPTED,))]
         self._params: Final = {"store": False, **params}
         self._given = client
         self._given_async = async_client
@@ -360,9 +361,9 @@ def _answer(call: Call, response: httpx2.Response, body: bytes) -> ModelResponse
     """``body`` as the model's answer; a failed response raises ``openai.APIError``, a
     body that is no response a ``ProviderError`` saying why."""
     data = _json(call, response, body, "the body")
-    if not isinstance(data, dict) or not isinstance(data.get("output"), list):
-        raise call.error("the body is no response: it holds no output list", response, body)
     held = cast("dict[str, Any]", data)
+    if not isinstance(data, dict) or not isinstance(held.get("output"), list):
+        raise call.error("the body is no response: it holds no output list", response, body)
     status = held.get("status")
     if status == "failed":
         _raise_failed(response, held)
