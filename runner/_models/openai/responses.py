@@ -44,7 +44,7 @@ from runner._events import ModelChunk, TextDelta, ToolCallDelta
 from runner._models.deadline import check_deadline, time_left
 from runner._models.openai.call import HEAD, Call
 from runner._models.openai.clients import OnLoop, closing
-from runner._models.openai.responses_stream import TERMINAL, ResponsesStreamReader
+from runner._models.openai.responses_stream import ResponsesStreamReader
 from runner._models.openai.responses_wire import from_response, to_input, to_tools
 from runner._models.openai.sse import Event, EventReader
 
@@ -364,7 +364,9 @@ def _answer(call: Call, response: httpx2.Response, body: bytes) -> ModelResponse
     held = cast("dict[str, Any]", data)
     if not isinstance(data, dict) or not isinstance(held.get("output"), list):
         raise call.error("the body is no response: it holds no output list", response, body)
-    status = held.get("status")
+    status: object = held.get("status")
+    if not isinstance(status, str | None):
+        raise call.error("the body is no response: its status is no string", response, body)
     if status == "failed":
         _raise_failed(response, held)
     if status in {"queued", "in_progress"}:
@@ -385,14 +387,17 @@ def _deltas(
     if not isinstance(data, dict):
         raise call.error("an event's data is no JSON object", response, event.data)
     value = cast("dict[str, Any]", data)
-    kind = value.get("type") or event.name
+    kind: object = value.get("type")
+    if kind is None and event.name:  # a server that names the event only in its SSE field
+        kind = event.name
+        value = {**value, "type": kind}
+    if not isinstance(kind, str):
+        raise call.error("an event's type is no string", response, event.data)
     if kind == "error":
         _raise_error(response, value)
     if kind == "response.failed":
         failed = value.get("response")
         _raise_failed(response, cast("dict[str, Any]", failed if isinstance(failed, dict) else {}))
-    if kind in TERMINAL and "type" not in value:
-        value = {**value, "type": kind}
     try:
         return reader.read(value)
     except (TypeError, ValueError) as error:  # a field of the wrong shape

@@ -9,6 +9,7 @@ are no response, deadlines, what it refuses and what it logs.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sys
 from collections.abc import Iterator
@@ -222,8 +223,9 @@ def test_a_body_that_is_no_response_is_a_provider_error(
         (response({"type": "function_call", "name": 7}), "function_call.name must be a string"),
         (response(used={"input_tokens": -1}), "input_tokens must be an int >= 0"),
         (raw(b'{"output": [', "application/json"), "the body is no JSON"),
+        (Reply({**response_body(), "status": ["failed"]}), "its status is no string"),
     ],
-    ids=["no-output", "background", "bad-name", "bad-usage", "cut-json"],
+    ids=["no-output", "background", "bad-name", "bad-usage", "cut-json", "bad-status"],
 )
 def test_a_response_of_the_wrong_shape_is_a_provider_error(
     responses: ResponsesServer, model: OpenAIResponsesModel, mode: Mode, reply: Reply, said: str
@@ -244,8 +246,11 @@ def test_a_response_of_the_wrong_shape_is_a_provider_error(
         {"type": "response.output_text.delta", "delta": 7},
         {"type": "response.output_item.done", "output_index": "0", "item": {}},
         {"type": "response.completed", "response": {"output": "none"}},
+        {"type": ["response.completed"]},
+        {"type": "response.output_item.added", "output_index": [0], "item": {}},
+        'data: ["not", "an", "object"]\n\n',
     ],
-    ids=["not-json", "bad-delta", "bad-index", "bad-final"],
+    ids=["not-json", "bad-delta", "bad-index", "bad-final", "bad-type", "list-index", "array"],
 )
 def test_an_event_of_the_wrong_shape_is_a_provider_error(
     responses: ResponsesServer, model: OpenAIResponsesModel, mode: Mode, event: object
@@ -269,6 +274,27 @@ def test_a_streamed_request_answered_with_json_is_refused(
     _, error = answer(model, mode, streamed_call=True)
     assert isinstance(error, ProviderError)
     assert "ignores stream: true" in str(error)
+
+
+def test_events_named_only_by_their_sse_field_are_read(
+    responses: ResponsesServer, model: OpenAIResponsesModel, mode: Mode
+) -> None:
+    """A server that leaves ``type`` out of the data and names each event in its
+    ``event:`` line: the deltas and the answer still come."""
+    final = response_body(message("Hi!"))
+    responses.script(
+        streamed(
+            'event: response.output_text.delta\ndata: {"output_index": 0, "delta": "Hi"}\n\n',
+            'event: response.output_text.delta\ndata: {"output_index": 0, "delta": "!"}\n\n',
+            f"event: response.completed\ndata: {json.dumps({'response': final})}\n\n",
+        )
+    )
+    got, error = answer(model, mode, streamed_call=True)
+    assert error is None
+    assert got[:2] == [TextDelta("Hi"), TextDelta("!")]
+    last = got[-1]
+    assert isinstance(last, ModelResponse)
+    assert last.text == "Hi!"
 
 
 def test_the_final_response_without_output_takes_the_done_items(
