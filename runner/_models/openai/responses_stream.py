@@ -76,7 +76,8 @@ class ResponsesStreamReader:
             if item.get("type") == "function_call":
                 position = self._position(event.get("output_index"))
                 call_id = _text(item.get("call_id")) or None
-                return [ToolCallDelta(position, call_id, _text(item.get("name")) or None, "")]
+                name = _text(item.get("name")) or None
+                return [ToolCallDelta(position, call_id, name, _text(item.get("arguments")))]
             return []
         if kind == "response.output_item.done":
             index = event.get("output_index")

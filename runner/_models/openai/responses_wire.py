@@ -5,14 +5,14 @@ request's ``instructions`` (joined by a blank line, in order); a system message 
 the conversation stays where it is, as a ``system`` message item. A user message is a
 ``message`` item whose content is ``input_text``, then ``input_image`` (``image_url``: a
 URL or a ``data:`` URL) and ``input_file`` (``file_data``: a ``data:`` URL with a
-``filename``, or ``file_url``) parts. An assistant message is, in order, its OpenAI
-reasoning items (each ``ReasoningPart`` payload read back unchanged), its text as an
-assistant ``message`` item, and one ``function_call`` item per tool call. A tool
-result is a ``function_call_output`` item with the call's ``call_id``: its text, or,
-when it carries images or files, a list of ``input_text`` / ``input_image`` /
-``input_file`` parts. Reasoning parts of another provider are left out and counted, for
-the model to log. The Responses API gives messages no ``name``: a message's name is not
-sent.
+``filename``; or ``file_url``, with a ``filename`` when the part has a name) parts. An
+assistant message is, in order, its OpenAI reasoning items (each ``ReasoningPart``
+payload read back unchanged), its text as an assistant ``message`` item, and one
+``function_call`` item per tool call. A tool result is a ``function_call_output`` item
+with the call's ``call_id``: its text, or, when it carries images or files, a list of
+``input_text`` / ``input_image`` / ``input_file`` parts. Reasoning parts of another
+provider are left out and counted, for the model to log. The Responses API gives
+messages no ``name``: a message's name is not sent.
 
 Responses (``from_response``): a ``response`` object's output items -- ``reasoning``
 (a ``ReasoningPart("openai", payload, summary)``, the payload the item's JSON as it came,
@@ -162,7 +162,8 @@ def _content(message: Message) -> list[dict[str, Any]]:
             content.append({"type": "input_image", "image_url": data_url(part), "detail": "auto"})
         elif type(part) is FilePart:
             if part.data is None:
-                content.append({"type": "input_file", "file_url": part.url})
+                by_url = {"type": "input_file", "file_url": part.url}
+                content.append(by_url if part.name is None else {**by_url, "filename": part.name})
             else:
                 file = {"type": "input_file", "file_data": data_url(part)}
                 content.append({**file, "filename": _filename(part)})

@@ -312,7 +312,7 @@ def test_the_final_response_without_output_takes_the_done_items(
     )
     got, error = answer(model, mode, streamed_call=True)
     assert error is None
-    assert got[0] == ToolCallDelta(0, "call_1", "add", "")
+    assert got[0] == ToolCallDelta(0, "call_1", "add", '{"a": 1}')
     final = got[-1]
     assert isinstance(final, ModelResponse)
     assert final.finish_reason == "tool_calls"
@@ -562,3 +562,26 @@ def test_a_model_made_on_one_loop_serves_the_next(
     responses.script(response(message("One.")), response(message("Two.")))
     texts = [asyncio.run(model.agenerate(HELLO)).text for _ in range(2)]
     assert texts == ["One.", "Two."]
+
+
+def test_a_calls_first_arguments_in_its_added_item_are_a_delta(
+    responses: ResponsesServer, model: OpenAIResponsesModel, mode: Mode
+) -> None:
+    """A ``function_call`` item that begins with arguments: they are the first delta's, so
+    the deltas join to the call's arguments."""
+    call = function_call("call_1", "add", '{"a": 1, "b": 2}')
+    begun = {"type": "response.output_item.added", "output_index": 0}
+    more = {"type": "response.function_call_arguments.delta", "output_index": 0}
+    responses.script(
+        streamed(
+            {**begun, "item": {**call, "arguments": '{"a": 1'}},
+            {**more, "delta": ', "b": 2}'},
+            {"type": "response.completed", "response": response_body(call)},
+        )
+    )
+    got, error = answer(model, mode, streamed_call=True)
+    assert error is None
+    assert got[:2] == [
+        ToolCallDelta(0, "call_1", "add", '{"a": 1'),
+        ToolCallDelta(0, None, None, ', "b": 2}'),
+    ]

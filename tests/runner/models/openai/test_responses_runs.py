@@ -190,6 +190,7 @@ def test_images_and_files_go_in_and_a_tools_image_comes_back(
             FilePart(data=b"%PDF-1.7", media_type="application/pdf", name="r.pdf"),
             FilePart(data=b"%PDF-1.7", media_type="application/pdf"),
             FilePart(url="https://example.test/report.pdf"),
+            FilePart(url="https://example.test/r2", name="r2.pdf"),
         ),
     )
     result = drive(runner_for(model), mode, asked)
@@ -208,6 +209,7 @@ def test_images_and_files_go_in_and_a_tools_image_comes_back(
             {"type": "input_file", "file_data": pdf, "filename": "r.pdf"},
             {"type": "input_file", "file_data": pdf, "filename": "file.pdf"},
             {"type": "input_file", "file_url": "https://example.test/report.pdf"},
+            {"type": "input_file", "file_url": "https://example.test/r2", "filename": "r2.pdf"},
         ],
     }
     image = {"type": "input_image", "image_url": "https://example.test/2.png", "detail": "auto"}
