@@ -60,6 +60,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.loop_stall
 	$(BIN)/python -m benchmarks.durable
 	$(BIN)/python -m benchmarks.versions
+	$(BIN)/python -m benchmarks.responses_adapter
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.

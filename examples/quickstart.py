@@ -136,20 +136,29 @@ class Audit(hooks.OnEvent):
 def model_from_env() -> Model:
     """The demo's model: ``ScriptedModel`` offline, or the one ``HOOKLINE_MODEL`` names.
 
-    ``HOOKLINE_MODEL=openai:gpt-4o-mini`` talks to OpenAI (``OPENAI_API_KEY``); with
-    ``OPENAI_BASE_URL`` it talks to any server speaking the Chat Completions format:
+    ``HOOKLINE_MODEL=openai:gpt-5.5`` talks to OpenAI's Responses API (``OPENAI_API_KEY``;
+    ``OPENAI_BASE_URL`` for another server that speaks it); ``openai-chat:<model>`` to
+    any server speaking the Chat Completions format, with ``OPENAI_BASE_URL``:
     ``http://localhost:11434/v1`` (Ollama), ``http://localhost:8000/v1`` (vLLM).
     """
     spec = os.environ.get("HOOKLINE_MODEL", "")
     if not spec:
         return assistant_model()
     provider, _, name = spec.partition(":")
-    if provider != "openai" or not name:
-        msg = f"HOOKLINE_MODEL must look like 'openai:<model name>', got {spec!r}"
+    if provider not in {"openai", "openai-chat"} or not name:
+        msg = (
+            "HOOKLINE_MODEL must look like 'openai:<model name>' (the Responses API) or "
+            f"'openai-chat:<model name>' (Chat Completions), got {spec!r}"
+        )
         raise SystemExit(msg)
-    from runner import OpenAIChatModel  # the extra is imported only when asked for
+    # The extra is imported only when asked for.
+    if provider == "openai-chat":
+        from runner import OpenAIChatModel
 
-    return OpenAIChatModel(name)
+        return OpenAIChatModel(name)
+    from runner import OpenAIResponsesModel
+
+    return OpenAIResponsesModel(name)
 
 
 def assistant_model() -> ScriptedModel:

@@ -175,6 +175,7 @@ from runner._events import (
 from runner._models.deadline import time_left
 from runner._models.handlers import AsyncFallbackModel, FallbackModel, RetryTransient
 from runner._models.openai.chat import OpenAIChatModel
+from runner._models.openai.responses import OpenAIResponsesModel
 from runner._models.protocols import AsyncModel, AsyncStreamingModel, Model, StreamingModel
 from runner._models.scripted import Rule, ScriptedModel, ScriptItem
 from runner._models.transient import is_transient, retry_after
@@ -278,6 +279,7 @@ __all__ = [
     "OnModelError",
     "OnToolError",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
     "Operation",
     "Outcome",
     "OutcomeTag",

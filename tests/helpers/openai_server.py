@@ -210,6 +210,9 @@ class OpenAIServer:
     once the script is used up (benchmarks); ``max_requests`` still bounds them.
     """
 
+    endpoint = ENDPOINT
+    """The one path served (a subclass serves another API's)."""
+
     def __init__(self, *, max_requests: int = 50, always: Reply | None = None) -> None:
         self.max_requests = max_requests
         self.always = always
@@ -250,7 +253,7 @@ class OpenAIServer:
             if len(self.bodies) > self.max_requests:
                 self.unexpected += 1
                 return error(503, "too many requests for a test", kind="server_error", code=None)
-            if path != ENDPOINT:
+            if path != self.endpoint:
                 self.unexpected += 1
                 return error(404, f"no route {path}", kind="invalid_request_error", code=None)
             if self._replies:

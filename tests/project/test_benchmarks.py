@@ -19,6 +19,7 @@ from benchmarks import (
     durable,
     loop_stall,
     openai_adapter,
+    responses_adapter,
     runner,
     sessions,
     stream_runner,
@@ -61,6 +62,16 @@ def test_openai_adapter_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert out.count("adapter/sdk") == 2
     assert "adapter's own work" in out
+    assert "targets:" in out
+
+
+def test_responses_adapter_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The Responses adapter benchmark checks both contenders send one body, then reports
+    its four targets (sync, async, each whole and streamed)."""
+    assert responses_adapter.main(["--quick", "--calls", "2", "--deltas", "4"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("adapter/sdk") == 4
+    assert out.count("per delta") == 2
     assert "targets:" in out
 
 

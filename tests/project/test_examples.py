@@ -26,13 +26,15 @@ from examples import (
 from runner import (
     ModelAttemptEvent,
     OpenAIChatModel,
+    OpenAIResponsesModel,
     ScriptedModel,
     SQLiteSessionStore,
     ToolAttemptEvent,
     UserMessageEvent,
 )
 from tests.helpers import ROOT
-from tests.helpers.openai_server import OpenAIServer, completion, tool_call
+from tests.helpers.openai_server import OpenAIServer, completion, forget_environment, tool_call
+from tests.helpers.responses_server import ResponsesServer, function_call, message, response
 
 
 @pytest.fixture(scope="module")
@@ -258,19 +260,64 @@ def test_wraps_main_prints_what_each_wrap_did(capsys: pytest.CaptureFixture[str]
 
 
 def test_quickstart_takes_its_model_from_hookline_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unset: the scripted model; a malformed HOOKLINE_MODEL is refused with the format."""
+    """Unset: the scripted model; ``openai:`` the Responses API, ``openai-chat:`` Chat
+    Completions; a malformed HOOKLINE_MODEL is refused with both formats."""
     monkeypatch.delenv("HOOKLINE_MODEL", raising=False)
     assert isinstance(quickstart.model_from_env(), ScriptedModel)
-    monkeypatch.setenv("HOOKLINE_MODEL", "gpt-4o-mini")
-    with pytest.raises(SystemExit, match="openai:<model name>"):
-        quickstart.model_from_env()
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("HOOKLINE_MODEL", "openai:gpt-5.5")
+    responses_model = quickstart.model_from_env()
+    assert isinstance(responses_model, OpenAIResponsesModel)
+    assert responses_model.model == "gpt-5.5"
+    monkeypatch.setenv("HOOKLINE_MODEL", "openai-chat:llama3.2")
+    chat_model = quickstart.model_from_env()
+    assert isinstance(chat_model, OpenAIChatModel)
+    assert chat_model.model == "llama3.2"
+    for spec in ("gpt-4o-mini", "openai:", "anthropic-chat:x"):
+        monkeypatch.setenv("HOOKLINE_MODEL", spec)
+        with pytest.raises(SystemExit, match=r"'openai:<model name>'.*'openai-chat:<model name>'"):
+            quickstart.model_from_env()
 
 
-def test_quickstart_runs_against_a_real_model_server(
+def test_quickstart_runs_against_a_real_responses_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With HOOKLINE_MODEL=openai:... and OPENAI_BASE_URL set, the quickstart talks to that
+    Responses server: the same callbacks fire, and the redacted email never goes over the
+    wire."""
+    forget_environment(monkeypatch)
+    with ResponsesServer() as responses:
+        responses.script(
+            response(function_call("c1", "add", '{"a": 2, "b": 3}')),
+            response(message("It is 5.")),
+            response(function_call("c2", "weather", '{"city": "Paris"}')),
+            response(message("Rainy in Paris.")),
+            response(message("Sent.")),
+        )
+        monkeypatch.setenv("HOOKLINE_MODEL", "openai:test-model")
+        monkeypatch.setenv("OPENAI_BASE_URL", responses.url)
+        model = quickstart.model_from_env()
+        assert isinstance(model, OpenAIResponsesModel)
+        try:
+            demo = quickstart.run_demo(model)
+        finally:
+            model.close()
+    assert responses.unexpected == 0
+    assert [turn.result.output for turn in demo.turns] == [
+        "It is 5.",
+        "Rainy in Paris.",
+        "I can't help with that.",
+        "Sent.",
+    ]
+    assert responses.paths == ["/v1/responses"] * 5
+    assert all(body["model"] == "test-model" for body in responses.bodies)
+    assert all(body["store"] is False for body in responses.bodies)
+    assert "jane.doe@example.com" not in json.dumps(responses.bodies)
+    assert "<email>" in json.dumps(responses.bodies[-1])
+
+
+def test_quickstart_runs_against_a_chat_completions_server(
     monkeypatch: pytest.MonkeyPatch, server: OpenAIServer
 ) -> None:
-    """With HOOKLINE_MODEL and OPENAI_BASE_URL set, the quickstart talks to that server:
-    the same callbacks fire, and the redacted email never goes over the wire."""
+    """With HOOKLINE_MODEL=openai-chat:... the quickstart speaks Chat Completions."""
     server.script(
         completion(tool_calls=[tool_call("c1", "add", '{"a": 2, "b": 3}')]),
         completion("It is 5."),
@@ -278,7 +325,7 @@ def test_quickstart_runs_against_a_real_model_server(
         completion("Rainy in Paris."),
         completion("Sent."),
     )
-    monkeypatch.setenv("HOOKLINE_MODEL", "openai:test-model")
+    monkeypatch.setenv("HOOKLINE_MODEL", "openai-chat:test-model")
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     model = quickstart.model_from_env()
     assert isinstance(model, OpenAIChatModel)

@@ -103,6 +103,7 @@ EXPORTED = [
     "OnModelError",
     "OnToolError",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
     "Operation",
     "Outcome",
     "OutcomeTag",
