@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
 import threading
@@ -103,8 +104,9 @@ class AnthropicModel:
     and ``api_key``, else those of the one client given, else what the SDK reads
     (``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``, its other credentials). Every request
     asks for at most ``max_tokens`` tokens (4096 unless given; the API requires a bound);
-    every other keyword (``temperature``, ``thinking``, ``tool_choice``,
-    ``stop_sequences``, ``metadata``, ``extra_headers``...) goes into every request.
+    every other keyword (``thinking``, ``tool_choice``, ``stop_sequences``,
+    ``metadata``, ``output_config``, ``extra_headers``, ``extra_body``...) goes into every
+    request; one the SDK's ``messages.create`` does not take is a ``TypeError`` here.
 
     Every call has a total ``deadline`` in seconds (300 unless given), the sooner of it
     and the runner's ``time_left()``: the request, the wait for the answer and every byte
@@ -166,6 +168,7 @@ class AnthropicModel:
                 "first argument, and stream() and astream() ask for a stream"
             )
             raise TypeError(msg)
+        _check_params(params)
         self.model: Final = model
         self.max_tokens: Final = max_tokens
         self.deadline: Final = check_deadline("AnthropicModel's deadline", deadline)
@@ -350,6 +353,22 @@ class AnthropicModel:
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""
         return f"AnthropicModel({self.model!r}{where})"
+
+
+def _check_params(params: dict[str, Any]) -> None:
+    """Every keyword must be one the SDK's ``messages.create`` takes (it refuses others at
+    call time): said now, with what to use instead."""
+    from anthropic.resources import Messages
+
+    known = frozenset(inspect.signature(Messages.create).parameters) - {"self"}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        msg = (
+            f"AnthropicModel: the anthropic SDK's messages.create takes no "
+            f"{', '.join(unknown)}; a field the API takes beyond the SDK goes in "
+            "extra_body={...}"
+        )
+        raise TypeError(msg)
 
 
 def _log_left_out(model: str, left_out: Counter[str]) -> None:
