@@ -258,3 +258,24 @@ def test_usage_takes_the_last_cumulative_counts() -> None:
     reader.read({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage})
     reader.read({"type": "message_stop"})
     assert reader.response() == ModelResponse("", (), Usage(12, 30, 0, 20), "stop", "m")
+
+
+def test_the_sdks_own_stream_raises_an_error_event_with_the_streams_200(
+    anthropic_server: AnthropicServer,
+) -> None:
+    """What the model raises is what the SDK itself raises for the event: an
+    ``APIStatusError`` whose status is the stream's 200; ``is_transient`` reads its body."""
+    anthropic_server.script(streamed(error_event("overloaded_error", "Overloaded")))
+    client = anthropic.Anthropic(base_url=anthropic_server.url, api_key="k", max_retries=0)
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        for _ in client.messages.create(
+            model="claude-test",
+            max_tokens=10,
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
+        ):
+            pass
+    client.close()
+    assert type(caught.value) is anthropic.APIStatusError
+    assert caught.value.status_code == 200
+    assert is_transient(caught.value)
