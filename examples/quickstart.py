@@ -139,7 +139,7 @@ def model_from_env() -> Model:
     ``HOOKLINE_MODEL=openai:gpt-4o-mini`` talks to OpenAI (``OPENAI_API_KEY``); with
     ``OPENAI_BASE_URL`` it talks to any server speaking the Chat Completions format:
     ``http://localhost:11434/v1`` (Ollama), ``http://localhost:8000/v1`` (vLLM).
-    ``HOOKLINE_MODEL=anthropic:claude-sonnet-4-5`` talks to Anthropic's Messages API
+    ``HOOKLINE_MODEL=anthropic:claude-sonnet-5-5`` talks to Anthropic's Messages API
     (``ANTHROPIC_API_KEY``, and ``ANTHROPIC_BASE_URL`` if set, as its SDK reads them).
     """
     spec = os.environ.get("HOOKLINE_MODEL", "")

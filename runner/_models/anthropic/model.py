@@ -97,7 +97,7 @@ async def _closing(client: anthropic.AsyncAnthropic) -> AsyncGenerator[None, Non
 
 @final
 class AnthropicModel:
-    """A Claude model behind the Messages API: ``AnthropicModel("claude-sonnet-4-5")``.
+    """A Claude model behind the Messages API: ``AnthropicModel("claude-sonnet-5-5")``.
 
     ``client`` / ``async_client``, if given, are used as they are (their own retries
     included). A client the model makes itself has retries off and takes ``base_url``

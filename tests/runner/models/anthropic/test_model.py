@@ -323,13 +323,13 @@ def test_reserved_and_bad_arguments_are_refused() -> None:
 
 def test_model_and_provider_are_exposed() -> None:
     """``model`` names the model, ``provider`` the API family (telemetry's provider name)."""
-    model = AnthropicModel("claude-sonnet-4-5", base_url="http://localhost:4000")
+    model = AnthropicModel("claude-sonnet-5-5", base_url="http://localhost:4000")
     assert (model.model, model.provider, model.max_tokens) == (
-        "claude-sonnet-4-5",
+        "claude-sonnet-5-5",
         "anthropic",
         4096,
     )
-    assert repr(model) == "AnthropicModel('claude-sonnet-4-5', base_url='http://localhost:4000')"
+    assert repr(model) == "AnthropicModel('claude-sonnet-5-5', base_url='http://localhost:4000')"
 
 
 def test_without_the_extra_making_a_model_says_what_to_install(

@@ -247,7 +247,7 @@ def test_a_message_maps_to_a_response_with_its_reasoning_parts() -> None:
         "id": "msg_1",
         "type": "message",
         "role": "assistant",
-        "model": "claude-sonnet-4-5-20250929",
+        "model": "claude-sonnet-5-5-20260901",
         "content": [
             THOUGHT,
             REDACTED,
@@ -263,7 +263,7 @@ def test_a_message_maps_to_a_response_with_its_reasoning_parts() -> None:
         (ToolCall("toolu_1", "add", {"a": 2, "b": 3}),),
         Usage(7, 30),
         "tool_calls",
-        "claude-sonnet-4-5-20250929",
+        "claude-sonnet-5-5-20260901",
         (
             ReasoningPart("anthropic", json.dumps(THOUGHT, separators=(",", ":")), "2 + 3 is 5"),
             ReasoningPart("anthropic", json.dumps(REDACTED, separators=(",", ":")), ""),
