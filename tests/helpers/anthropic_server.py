@@ -131,9 +131,14 @@ def as_stream(reply: Reply, size: int = 3, *, end: bool = True) -> Reply:
     ``content_block_stop``; a ``ping``; ``message_delta`` with the stop reason and the
     output tokens; ``message_stop`` (left out unless ``end``: a stream cut off).
     """
-    body = dict(reply.body)
-    usage = dict(body["usage"])
-    start = {**body, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    body: dict[str, Any] = dict(reply.body)
+    usage: dict[str, Any] = dict(body["usage"])
+    start: dict[str, Any] = {
+        **body,
+        "content": [],
+        "stop_reason": None,
+        "usage": {**usage, "output_tokens": 1},
+    }
     events: list[Event] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(body["content"]):
         events += _block_events(index, block, size)
