@@ -5,9 +5,10 @@ instruction) become the top-level ``system`` text; the rest become ``user`` and
 ``assistant`` messages of content blocks. An assistant turn sends back its Anthropic
 reasoning first (each ``thinking`` / ``redacted_thinking`` block exactly as it came,
 in order), then its text, then its tool calls as ``tool_use`` blocks. Tool results
-become ``tool_result`` blocks (``tool_use_id``) of one user message: consecutive results
-go together, as the API requires. Images become ``image`` blocks (base64 or URL), PDF and
-plain-text files ``document`` blocks, in a user message or inside a ``tool_result``.
+become ``tool_result`` blocks (``tool_use_id``; ``is_error`` when the result is an
+error) of one user message: consecutive results go together, as the API requires.
+Images become ``image`` blocks (base64 or URL), PDF and plain-text files ``document``
+blocks, in a user message or inside a ``tool_result``.
 What the API cannot carry (a system message after the conversation has started, an
 image or file type it does not take, reasoning text that is no JSON object) is refused
 with a ``ValueError`` naming the message, never dropped; another provider's reasoning is
@@ -171,6 +172,8 @@ def payload_of(message: Message, part: ReasoningPart) -> dict[str, Any]:
 def _tool_result(message: Message) -> dict[str, Any]:
     """A tool message as a ``tool_result`` block: its text, then its images and files."""
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
+    if message.is_error:
+        block["is_error"] = True
     if not message.parts:
         block["content"] = message.content
         return block

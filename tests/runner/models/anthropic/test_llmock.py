@@ -1,25 +1,27 @@
 """``AnthropicModel`` against ``llmock``, an independent Messages API mock that injects faults.
 
-The ``llmock`` fixture (its pytest plugin) runs one real server on a free 127.0.0.1 port
-for the session and resets it per test; each test injects one of its faults, runs the
-calculator agent through a ``Runner`` with ``RetryTransient`` and asks llmock's own
-verdict whether the client handled the fault (``assert_resilient(strict=True)``: no
-error and no warning: Retry-After honoured, nothing non-retryable retried, no
-truncated or malformed stream accepted, no stall sat through). The fault modes llmock
-0.2.2 offers: HTTP errors (429 with Retry-After, 5xx, 529, 4xx), a delay before the
-answer, a slow first token, and in a stream: a disconnect, a truncation (no
-``message_stop``), a malformed event, a stall. It has no error event mid-stream: the
-loopback server's tests cover that one (``test_stream.py``).
+The ``llmock`` fixture (its pytest plugin) runs one real server on a free 127.0.0.1
+port, here for this module (``llmock_server`` below), and resets it per test; each test
+injects one of its faults, runs the calculator agent through a ``Runner`` with
+``RetryTransient`` and asks llmock's own verdict whether the client handled the fault
+(``assert_resilient(strict=True)``: no error and no warning: Retry-After honoured,
+nothing non-retryable retried, no truncated or malformed stream accepted, no stall sat
+through). The fault modes llmock 0.2.2 offers: HTTP errors (429 with Retry-After, 5xx,
+529, 4xx), a delay before the answer, a slow first token, and in a stream: a
+disconnect, a truncation (no ``message_stop``), a malformed event, a stall. It has no
+error event mid-stream: the loopback server's tests cover that one (``test_stream.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
 
 import anthropic
 import pytest
 from llmock.pytest_plugin import LLMock
+from llmock.testing import LLMockServer
 
 from runner import (
     Agent,
@@ -36,6 +38,15 @@ from runner import (
     ToolResultEvent,
 )
 from tests.helpers.runs import Mode, drive, events_of
+
+
+@pytest.fixture(scope="module")
+def llmock_server() -> Iterator[LLMockServer]:
+    """llmock's server for this module only (the plugin's lives for the session): stopped
+    when the module ends, so its uvicorn loop cannot spin under a later test that patches
+    ``asyncio.sleep`` (the ``waits`` fixture) and fill what that test records."""
+    with LLMockServer() as server:
+        yield server
 
 
 def add(a: int, b: int) -> int:

@@ -30,6 +30,7 @@ from runner import (
     ModelResponse,
     OpenAIChatModel,
     ReasoningPart,
+    RetryEvent,
     RetryPolicy,
     RetryTransient,
     RunFinishedEvent,
@@ -132,21 +133,37 @@ def test_a_tool_round_trip_with_thinking(
     assert [h["x-stainless-async"] for h in anthropic_server.headers] == [client_kind] * 2
 
 
+def test_a_failed_tool_goes_back_as_an_error_result(
+    anthropic_server: AnthropicServer, model: AnthropicModel, mode: Mode
+) -> None:
+    """A call the tool cannot run (an argument missing): its error text goes back in a
+    ``tool_result`` marked ``is_error``."""
+    anthropic_server.script(
+        message(tool_use("toolu_1", "add", {"a": 2})), message(text("I need both numbers."))
+    )
+    result = drive(runner_for(model), mode, "What is 2 + ?")
+    assert result.output == "I need both numbers."
+    (block,) = anthropic_server.bodies[1]["messages"][-1]["content"]
+    assert (block["type"], block["tool_use_id"], block["is_error"]) == (
+        "tool_result",
+        "toolu_1",
+        True,
+    )
+    assert block["content"].startswith("ToolArgumentsError: bad arguments for tool 'add'")
+
+
 def test_retry_transient_retries_a_529_overloaded(
-    anthropic_server: AnthropicServer,
-    model: AnthropicModel,
-    mode: Mode,
-    waits: list[tuple[str, float]],
+    anthropic_server: AnthropicServer, model: AnthropicModel, mode: Mode
 ) -> None:
     """The 529 reaches the hooks as ``anthropic.OverloadedError``; the retry waits the
     server's retry-after and the second request answers."""
     anthropic_server.script(
-        error(529, "overloaded_error", "Overloaded", headers={"retry-after": "3"}),
+        error(529, "overloaded_error", "Overloaded", headers={"retry-after": "0.05"}),
         message(text("It is 5.")),
     )
     result = drive(runner_for(model), mode, "What is 2 + 3?", callbacks=[RetryTransient()])
     assert result.output == "It is 5."
-    assert [seconds for _, seconds in waits] == [3.0]
+    assert [(event.attempt, event.delay) for event in events_of(result, RetryEvent)] == [(2, 0.05)]
     assert [type(e.error) for e in events_of(result, ErrorEvent)] == [anthropic.OverloadedError]
     assert anthropic_server.bodies == [request(USER)] * 2
 

@@ -55,15 +55,16 @@ def test_a_system_message_mid_conversation_is_refused() -> None:
 
 
 def test_tool_calls_and_consecutive_results_go_as_blocks_of_one_user_message() -> None:
-    """tool_use blocks follow the text; the results of one turn share one user message."""
+    """tool_use blocks follow the text; the results of one turn share one user message; a
+    failed result says ``is_error``."""
     calls = (ToolCall("toolu_1", "add", {"a": 2, "b": 3}), ToolCall("toolu_2", "now", {}))
     wire = to_wire(
         (
             Message("user", "Sum, and the time?"),
             Message("assistant", "Let me see.", tool_calls=calls),
             Message("tool", "5", tool_call_id="toolu_1", name="add"),
-            Message("tool", "12:00", tool_call_id="toolu_2", name="now"),
-            Message("assistant", "5, at 12:00."),
+            Message("tool", "RuntimeError: no clock", tool_call_id="toolu_2", is_error=True),
+            Message("assistant", "5; no clock."),
             Message("user", "Thanks"),
         )
     )
@@ -81,10 +82,15 @@ def test_tool_calls_and_consecutive_results_go_as_blocks_of_one_user_message() -
             "role": "user",
             "content": [
                 {"type": "tool_result", "tool_use_id": "toolu_1", "content": "5"},
-                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "12:00"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_2",
+                    "is_error": True,
+                    "content": "RuntimeError: no clock",
+                },
             ],
         },
-        {"role": "assistant", "content": "5, at 12:00."},
+        {"role": "assistant", "content": "5; no clock."},
         {"role": "user", "content": "Thanks"},
     ]
 
