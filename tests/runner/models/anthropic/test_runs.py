@@ -10,6 +10,7 @@ The last tests fall back from ``OpenAIChatModel`` (on the OpenAI loopback server
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 from dataclasses import replace
@@ -26,6 +27,8 @@ from runner import (
     FallbackEvent,
     FallbackModel,
     FunctionTool,
+    ImagePart,
+    Message,
     ModelRequest,
     ModelResponse,
     OpenAIChatModel,
@@ -286,3 +289,38 @@ def test_a_fallback_from_openai_to_anthropic_mid_conversation(
         if r.getMessage() in said
     )
     assert json.dumps(anthropic_server.bodies).count("rs_1") == 0
+
+
+def screenshot() -> ImagePart:
+    """A screenshot of the page."""
+    return ImagePart(data=b"\x89PNG-page", media_type="image/png")
+
+
+def test_a_tools_image_goes_back_inside_its_tool_result(
+    anthropic_server: AnthropicServer, model: AnthropicModel, mode: Mode
+) -> None:
+    """A user's image goes out as an image block; a tool's image comes back to the model
+    inside the tool_result, base64."""
+    anthropic_server.script(
+        message(tool_use("toolu_1", "screenshot", {})), message(text("A login page."))
+    )
+    agent = Agent("eyes", model, tools=[screenshot])
+    photo = ImagePart(url="https://example.test/me.jpg")
+    with Runner(agent) as runner:
+        result = drive(runner, mode, Message("user", "What do you see?", parts=(photo,)))
+    assert result.output == "A login page."
+    first, _, results = anthropic_server.bodies[1]["messages"]
+    assert first["content"][1] == {
+        "type": "image",
+        "source": {"type": "url", "url": "https://example.test/me.jpg"},
+    }
+    (block,) = results["content"]
+    assert block["tool_use_id"] == "toolu_1"
+    assert block["content"][-1] == {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": "image/png",
+            "data": base64.b64encode(b"\x89PNG-page").decode(),
+        },
+    }
