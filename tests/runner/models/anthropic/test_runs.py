@@ -31,6 +31,7 @@ from runner import (
     Message,
     ModelRequest,
     ModelResponse,
+    ModelTimeout,
     OpenAIChatModel,
     ReasoningPart,
     RetryEvent,
@@ -49,6 +50,7 @@ from tests.helpers.anthropic_server import (
     error,
     error_event,
     message,
+    silent,
     streamed,
     text,
     thinking,
@@ -324,3 +326,21 @@ def test_a_tools_image_goes_back_inside_its_tool_result(
             "data": base64.b64encode(b"\x89PNG-page").decode(),
         },
     }
+
+
+def test_the_runners_deadline_bounds_the_model_when_sooner(
+    anthropic_server: AnthropicServer, mode: Mode
+) -> None:
+    """A model allowed 30 seconds under a runner allowing 0.3 and a silent server: the
+    attempt ends with ``ModelTimeout`` by the runner's deadline, in ``run`` (the model reads
+    ``time_left``) as in ``arun``, and the retry answers."""
+    anthropic_server.script(silent(), message(text("In time.")))
+    made = AnthropicModel("claude-test", base_url=anthropic_server.url, api_key="k", deadline=30)
+    runner = Runner(Agent("a", made), model_deadline=0.3)
+    result = drive(runner, mode, "hi", callbacks=[RetryTransient(base_delay=0.0)])
+    runner.close()
+    made.close()
+    assert result.output == "In time."
+    (event,) = events_of(result, ErrorEvent)
+    assert isinstance(event.error, ModelTimeout)
+    assert event.error.deadline <= 0.3
