@@ -15,6 +15,8 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runner import (
     AnthropicModel,
@@ -33,6 +35,7 @@ from runner import (
     is_transient,
 )
 from runner._models.anthropic.stream import StreamReader
+from runner._models.anthropic.wire import from_message, to_wire
 from tests.helpers.anthropic_server import (
     AnthropicServer,
     Reply,
@@ -279,3 +282,49 @@ def test_the_sdks_own_stream_raises_an_error_event_with_the_streams_200(
     assert type(caught.value) is anthropic.APIStatusError
     assert caught.value.status_code == 200
     assert is_transient(caught.value)
+
+
+block_texts = st.text(max_size=40)
+blocks = st.one_of(
+    st.builds(text, block_texts),
+    st.builds(thinking, block_texts, st.text(min_size=1, max_size=40)),
+    st.builds(redacted, st.text(min_size=1, max_size=40)),
+    st.builds(
+        tool_use,
+        st.text(min_size=1, max_size=8),
+        st.text(min_size=1, max_size=8),
+        st.dictionaries(st.text(max_size=5), st.integers() | block_texts, max_size=3),
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(
+    content=st.lists(blocks, max_size=5, unique_by=lambda b: b.get("id", id(b))),
+    size=st.integers(1, 7),
+)
+def test_a_streamed_message_reads_as_the_same_message_unstreamed(
+    content: list[dict[str, Any]], size: int
+) -> None:
+    """Whatever the blocks and wherever the pieces are cut, the events read back to the
+    answer the unstreamed message maps to: text, calls, reasoning payloads byte for byte;
+    and the reasoning goes back as the very blocks that came."""
+    reply = message(*content)
+    reader = StreamReader()
+    for _, data in as_stream(reply, size).events or ():
+        assert not isinstance(data, str)
+        reader.read(json.loads(json.dumps(data)))
+    streamed_answer = reader.response()
+    assert streamed_answer == from_message(json.loads(json.dumps(reply.body)))
+    turn = Message(
+        "assistant",
+        streamed_answer.text,
+        tool_calls=streamed_answer.tool_calls,
+        parts=streamed_answer.parts,
+    )
+    sent = to_wire((Message("user", "hi"), turn)).messages[1]["content"]
+    reasoning = [b for b in content if b["type"] in {"thinking", "redacted_thinking"}]
+    if isinstance(sent, list):
+        assert sent[: len(reasoning)] == reasoning
+    else:
+        assert not reasoning
