@@ -12,7 +12,8 @@ blocks, in a user message or inside a ``tool_result``.
 What the API cannot carry (a system message after the conversation has started, an
 image or file type it does not take, reasoning text that is no JSON object) is refused
 with a ``ValueError`` naming the message, never dropped; another provider's reasoning is
-left out, counted in ``Wire.left_out`` for the model to log.
+left out, counted in ``Wire.left_out`` for the model to log. A message's ``name`` is
+not sent: the API has no field for it.
 
 Responses are the API's JSON as ``json.loads`` reads it (plain dicts, no SDK types):
 text blocks joined, ``tool_use`` blocks as tool calls, thinking blocks as
