@@ -140,18 +140,25 @@ def model_from_env() -> Model:
     ``OPENAI_BASE_URL`` for another server that speaks it); ``openai-chat:<model>`` to
     any server speaking the Chat Completions format, with ``OPENAI_BASE_URL``:
     ``http://localhost:11434/v1`` (Ollama), ``http://localhost:8000/v1`` (vLLM).
+    ``HOOKLINE_MODEL=anthropic:claude-sonnet-5-5`` talks to Anthropic's Messages API
+    (``ANTHROPIC_API_KEY``, and ``ANTHROPIC_BASE_URL`` if set, as its SDK reads them).
     """
     spec = os.environ.get("HOOKLINE_MODEL", "")
     if not spec:
         return assistant_model()
     provider, _, name = spec.partition(":")
-    if provider not in {"openai", "openai-chat"} or not name:
+    if provider not in {"openai", "openai-chat", "anthropic"} or not name:
         msg = (
-            "HOOKLINE_MODEL must look like 'openai:<model name>' (the Responses API) or "
-            f"'openai-chat:<model name>' (Chat Completions), got {spec!r}"
+            "HOOKLINE_MODEL must look like 'openai:<model name>' (the Responses API), "
+            "'openai-chat:<model name>' (Chat Completions) or 'anthropic:<model name>' "
+            f"(the Messages API), got {spec!r}"
         )
         raise SystemExit(msg)
     # The extra is imported only when asked for.
+    if provider == "anthropic":
+        from runner import AnthropicModel
+
+        return AnthropicModel(name)
     if provider == "openai-chat":
         from runner import OpenAIChatModel
 

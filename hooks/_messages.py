@@ -62,7 +62,9 @@ class Message:
     message with role ``"tool"`` whose ``tool_call_id`` names the call it answers.
     ``content`` is the text; ``parts`` what else the message carries after it
     (``hooks._parts``): images and files in a user or tool message, the model's
-    reasoning in an assistant message. A system message is text only.
+    reasoning in an assistant message. A system message is text only. ``is_error``
+    marks a tool message whose result is an error (``ToolResult.is_error``), for the
+    APIs that take the flag (Anthropic's ``tool_result``); only a tool message sets it.
     """
 
     role: Role
@@ -71,6 +73,7 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     name: str | None = None
     parts: tuple[Part, ...] = ()
+    is_error: bool = False
 
     def __post_init__(self) -> None:
         call_id, name, calls = self.tool_call_id, self.name, self.tool_calls
@@ -87,6 +90,8 @@ class Message:
             _check_calls(self, calls, unique=False)
         if self.parts or type(self.parts) is not tuple:
             _check_parts(self, self.parts, _ALLOWED[self.role], f"{self.role} message")
+        if self.is_error is not False:
+            _check_error_flag(self)
 
 
 @slot_init
@@ -260,6 +265,16 @@ def _check_parts(record: object, parts: object, allowed: tuple[type, ...], where
                 f"got {type(part).__name__} {part!r:.60}"
             )
             raise TypeError(msg)
+
+
+def _check_error_flag(message: Message) -> None:
+    """``is_error`` is a bool, and ``True`` only on a tool message."""
+    flag: object = message.is_error
+    if type(flag) is not bool:
+        _refuse(message, "is_error", "a bool", flag)
+    if message.role != "tool":
+        msg = f"Message.is_error marks a tool result: a {message.role} message cannot set it"
+        raise ValueError(msg)
 
 
 def _refuse(record: object, name: str, expected: str, got: object) -> NoReturn:

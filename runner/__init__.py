@@ -10,7 +10,8 @@
 - ``Agent`` (model, tools, callbacks, sub-agents) and ``Runner`` (``run`` /
   ``arun``, retry budget, ``max_steps``, sessions);
 - models: the ``Model`` protocol, ``ScriptedModel`` with ``Rule`` (no network) and
-  ``OpenAIChatModel`` (extra ``hookline[openai]``);
+  ``OpenAIChatModel`` (extra ``hookline[openai]``), ``AnthropicModel`` (extra
+  ``hookline[anthropic]``);
 - ready-made error handlers: ``RetryTransient``, ``FallbackModel``, ``AsyncFallbackModel``;
 - tools: plain functions (``FunctionTool``) or objects with ``name`` and ``run(args)``;
 - what a run leaves: ``RunResult`` and its typed ``Event`` records; ``Runner.stream``
@@ -172,6 +173,7 @@ from runner._events import (
     ToolResultEvent,
     UserMessageEvent,
 )
+from runner._models.anthropic.model import AnthropicModel
 from runner._models.deadline import time_left
 from runner._models.handlers import AsyncFallbackModel, FallbackModel, RetryTransient
 from runner._models.openai.chat import OpenAIChatModel
@@ -207,6 +209,7 @@ __all__ = [
     "AfterTool",
     "Agent",
     "AgentContext",
+    "AnthropicModel",
     "Approve",
     "AsyncAfterAgent",
     "AsyncAfterModel",

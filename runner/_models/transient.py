@@ -8,12 +8,17 @@ Read off the error by duck typing, so no provider's SDK is imported to tell.
 2. else the error's own ``transient`` attribute, if it is a bool (``ProviderError``);
 3. else an HTTP status -- ``status_code`` or ``status``, an int within 100-599, on the
    error or on its ``response`` -- is transient when it is 408 (timeout), 409 (lock
-   conflict), 429 (rate limit) or >= 500, and not otherwise (a 400 is not retried);
+   conflict), 429 (rate limit) or >= 500, and not otherwise (a 400 is not retried); a
+   status below 400 decides nothing (the anthropic SDK raises an ``error`` event sent
+   mid-stream as ``APIStatusError`` carrying the stream's 200), so step 4 reads its body;
 4. else the error body's ``type`` or ``code`` (the error's ``body``, or the ``error``
    object inside it) when it names a server-side failure: ``server_error``,
    ``api_error``, ``overloaded_error``, ``rate_limit_error``, ``rate_limit_exceeded``,
    ``service_unavailable``, ``timeout`` -- an error a server sends mid-stream, as an SSE
-   ``error`` event, has a body and no status (the openai SDK raises it as ``APIError``);
+   ``error`` event, has a body and no status (the openai SDK raises it as ``APIError``)
+   or a 2xx one (the anthropic SDK and ``AnthropicModel``: Anthropic's 529
+   ``overloaded_error`` mid-stream is ``{"type": "error", "error": {"type":
+   "overloaded_error", ...}}``);
 5. else builtin ``TimeoutError`` (``asyncio.TimeoutError`` is the same class) and
    ``ConnectionError`` are, and so is an error with a class named ``APITimeoutError``,
    ``APIConnectionError`` (the openai and anthropic SDKs), ``TimeoutException``,
@@ -72,7 +77,7 @@ def is_transient(error: BaseException) -> bool:
     if isinstance(own, bool):
         return own
     status = _status(error)
-    if status is not None:
+    if status is not None and status >= 400:
         return status in _STATUSES or status >= 500
     if _kinds(error) & _KINDS:
         return True

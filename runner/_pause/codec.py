@@ -8,13 +8,13 @@ deep inside a later run. Unknown fields are refused too: they mean a newer write
 a typo, and silently dropping them would lose data.
 
 Fields at their defaults are left out (``tool_call_id``, ``name``, ``tool_calls``,
-``parts``, ``usage``, ``finish_reason``, ``model``), so a stored message costs what it
-says. Parts are tagged objects (``{"type": "image", ...}``, ``"file"``, ``"reasoning"``);
-bytes are base64 (``data``), and a reasoning part's ``payload`` is kept as the exact text
-it came in. A tool call
-whose arguments the model sent as broken JSON keeps them as an ``UnparsedArguments``:
-encoded as ``raw`` and ``problem`` in place of ``args``, decoded back to one, so the
-run that resumes it still tells the model what was wrong.
+``parts``, a message's ``is_error``, ``usage``, ``finish_reason``, ``model``), so a
+stored message costs what it says. Parts are tagged objects (``{"type": "image",
+...}``, ``"file"``, ``"reasoning"``); bytes are base64 (``data``), and a reasoning
+part's ``payload`` is kept as the exact text it came in. A tool call whose arguments
+the model sent as broken JSON keeps them as an ``UnparsedArguments``: encoded as
+``raw`` and ``problem`` in place of ``args``, decoded back to one, so the run that
+resumes it still tells the model what was wrong.
 """
 
 from __future__ import annotations
@@ -68,13 +68,18 @@ def encode_message(message: Message) -> dict[str, Any]:
         encoded["name"] = message.name
     if message.parts:
         encoded["parts"] = [encode_part(part) for part in message.parts]
+    if message.is_error:
+        encoded["is_error"] = True
     return encoded
 
 
 def decode_message(data: object, *, where: str = "message") -> Message:
     """The ``Message`` ``data`` encodes; a ``ValueError`` naming the field if it is malformed."""
     fields = _object(
-        data, where, ("role", "content"), ("tool_call_id", "tool_calls", "name", "parts")
+        data,
+        where,
+        ("role", "content"),
+        ("tool_call_id", "tool_calls", "name", "parts", "is_error"),
     )
     role = fields["role"]
     if role not in _ROLES:
@@ -90,7 +95,18 @@ def decode_message(data: object, *, where: str = "message") -> Message:
         ),
         name=_optional_str(fields.get("name"), f"{where}.name"),
         parts=_parts(fields, where, _MESSAGE_PARTS[role]),
+        is_error=_error_flag(fields, where),
     )
+
+
+def _error_flag(fields: Mapping[str, object], where: str) -> bool:
+    """A message's ``is_error``: a boolean, true only on a tool message."""
+    flag = fields.get("is_error", False)
+    if type(flag) is not bool:
+        _refuse(f"{where}.is_error", "a boolean", flag)
+    if flag and fields["role"] != "tool":
+        _refuse(f"{where}.is_error", "false on a message that is no tool result", flag)
+    return flag
 
 
 def encode_tool_call(call: ToolCall) -> dict[str, Any]:

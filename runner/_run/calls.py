@@ -104,7 +104,12 @@ async def batch(
             return HeldBatch(step, calls, done)
         messages.append(
             Message(
-                "tool", result.content, tool_call_id=call.id, name=call.name, parts=result.parts
+                "tool",
+                result.content,
+                tool_call_id=call.id,
+                name=call.name,
+                parts=result.parts,
+                is_error=result.is_error,
             )
         )
     history.messages = history.messages.extend(messages)

@@ -94,6 +94,7 @@ messages = st.sampled_from(["system", "user", "assistant", "tool"]).flatmap(
         tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
         name=st.none() | texts,
         parts=parts_for(role),
+        is_error=st.booleans() if role == "tool" else st.just(False),
     )
 )
 responses = st.builds(

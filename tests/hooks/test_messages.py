@@ -169,6 +169,10 @@ def test_contexts_carry_the_retry_budget() -> None:
             "Message.name must be a str or None, got float 1.5",
         ),
         (
+            lambda: UntypedMessage("tool", "ok", is_error=1),
+            "Message.is_error must be a bool, got int 1",
+        ),
+        (
             lambda: UntypedMessage("assistant", "", tool_calls=[]),
             "Message.tool_calls must be a tuple of ToolCall (write tuple(calls)), got list []",
         ),
@@ -211,6 +215,14 @@ def test_a_refused_field_is_named_with_what_it_must_be_and_got(build: Any, messa
     with pytest.raises(TypeError) as excinfo:
         build()
     assert str(excinfo.value) == message
+
+
+def test_only_a_tool_message_marks_its_result_an_error() -> None:
+    """``is_error`` is a tool result's flag: another role setting it is a ValueError."""
+    assert Message("tool", "boom", tool_call_id="c1", is_error=True).is_error
+    assert not Message("tool", "ok", tool_call_id="c1").is_error
+    with pytest.raises(ValueError, match="a user message cannot set it"):
+        Message("user", "hi", is_error=True)
 
 
 def test_the_duplicate_id_error_names_the_record_and_the_rule() -> None:

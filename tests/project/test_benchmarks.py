@@ -183,3 +183,16 @@ def test_versions_benchmark_runs(
     [path] = used
     assert str(path) not in listed
     assert not path.parent.exists()
+
+
+def test_anthropic_adapter_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The Anthropic adapter benchmark checks both contenders send one body, sync, streamed
+    and async, then reports its targets."""
+    from benchmarks import anthropic_adapter
+
+    assert anthropic_adapter.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("adapter/sdk") == 3
+    assert "per delta" in out
+    assert "adapter's own work" in out
+    assert "targets:" in out

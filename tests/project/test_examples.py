@@ -261,7 +261,7 @@ def test_wraps_main_prints_what_each_wrap_did(capsys: pytest.CaptureFixture[str]
 
 def test_quickstart_takes_its_model_from_hookline_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """Unset: the scripted model; ``openai:`` the Responses API, ``openai-chat:`` Chat
-    Completions; a malformed HOOKLINE_MODEL is refused with both formats."""
+    Completions; a malformed HOOKLINE_MODEL is refused with the three formats."""
     monkeypatch.delenv("HOOKLINE_MODEL", raising=False)
     assert isinstance(quickstart.model_from_env(), ScriptedModel)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
@@ -273,9 +273,12 @@ def test_quickstart_takes_its_model_from_hookline_model(monkeypatch: pytest.Monk
     chat_model = quickstart.model_from_env()
     assert isinstance(chat_model, OpenAIChatModel)
     assert chat_model.model == "llama3.2"
-    for spec in ("gpt-4o-mini", "openai:", "anthropic-chat:x"):
+    for spec in ("gpt-4o-mini", "openai:", "anthropic-chat:x", "anthropic:"):
         monkeypatch.setenv("HOOKLINE_MODEL", spec)
-        with pytest.raises(SystemExit, match=r"'openai:<model name>'.*'openai-chat:<model name>'"):
+        with pytest.raises(
+            SystemExit,
+            match=r"'openai:<model name>'.*'openai-chat:<model name>'.*'anthropic:<model name>'",
+        ):
             quickstart.model_from_env()
 
 
@@ -463,3 +466,45 @@ def test_durable_finishes_a_killed_run_without_repeating_finished_tools(
         ["hotel", "in", "Lisbon", "trip-1:5:call_2"],
         ["car", "in", "Lisbon", "trip-1:7:call_3"],
     ]
+
+
+def test_quickstart_runs_against_an_anthropic_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HOOKLINE_MODEL=anthropic:<name> makes an AnthropicModel that reads
+    ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY: the same callbacks fire over the Messages
+    API, the tool results go back as tool_result blocks, the redacted email never leaves."""
+    from runner import AnthropicModel
+    from tests.helpers import anthropic_server as api
+
+    api.forget_environment(monkeypatch)
+    with api.AnthropicServer() as server:
+        server.script(
+            api.message(api.tool_use("toolu_1", "add", {"a": 2, "b": 3})),
+            api.message(api.text("It is 5.")),
+            api.message(api.tool_use("toolu_2", "weather", {"city": "Paris"})),
+            api.message(api.text("Rainy in Paris.")),
+            api.message(api.text("Sent.")),
+        )
+        monkeypatch.setenv("HOOKLINE_MODEL", "anthropic:claude-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        model = quickstart.model_from_env()
+        assert isinstance(model, AnthropicModel)
+        try:
+            demo = quickstart.run_demo(model)
+        finally:
+            model.close()
+    assert [turn.result.output for turn in demo.turns] == [
+        "It is 5.",
+        "Rainy in Paris.",
+        "I can't help with that.",
+        "Sent.",
+    ]
+    assert server.unexpected == 0
+    assert len(server.bodies) == 5
+    assert all(body["model"] == "claude-test" for body in server.bodies)
+    assert server.bodies[1]["messages"][-1] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "5"}],
+    }
+    assert "jane.doe@example.com" not in json.dumps(server.bodies)
+    assert "<email>" in json.dumps(server.bodies[-1])

@@ -31,6 +31,7 @@ EXPORTED = [
     "AfterTool",
     "Agent",
     "AgentContext",
+    "AnthropicModel",
     "Approve",
     "AsyncAfterAgent",
     "AsyncAfterModel",

@@ -11,6 +11,7 @@ import time
 import urllib.error
 from collections.abc import Mapping
 
+import anthropic
 import httpx2
 import openai
 import pytest
@@ -323,3 +324,85 @@ def test_an_errors_own_transient_flag_decides_before_its_status() -> None:
     html = RunnerProviderError("html", url="u", model="m", status=200, transient=False)
     assert is_transient(cut)
     assert not is_transient(html)
+
+
+ANTHROPIC_REQUEST = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+
+
+def anthropic_status(
+    status: int, kind: str, headers: Mapping[str, str] | None = None
+) -> anthropic.APIStatusError:
+    """The anthropic SDK's own error class for an HTTP ``status`` (``APIStatusError`` for
+    a 200: an ``error`` event mid-stream), over a real ``httpx2.Response``."""
+    kinds: dict[int, type[anthropic.APIStatusError]] = {
+        400: anthropic.BadRequestError,
+        401: anthropic.AuthenticationError,
+        403: anthropic.PermissionDeniedError,
+        404: anthropic.NotFoundError,
+        408: anthropic.RequestTimeoutError,
+        409: anthropic.ConflictError,
+        413: anthropic.ContentTooLargeError,
+        429: anthropic.RateLimitError,
+        500: anthropic.InternalServerError,
+        503: anthropic.ServiceUnavailableError,
+        504: anthropic.GatewayTimeoutError,
+        529: anthropic.OverloadedError,
+    }
+    body = {"type": "error", "error": {"type": kind, "message": "m"}}
+    response = httpx2.Response(status, headers=headers, json=body, request=ANTHROPIC_REQUEST)
+    error_class = kinds.get(status, anthropic.APIStatusError)
+    return error_class(f"Error code: {status}", response=response, body=body)
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "transient"),
+    [
+        (429, "rate_limit_error", True),
+        (529, "overloaded_error", True),
+        (500, "api_error", True),
+        (503, "api_error", True),
+        (504, "timeout_error", True),
+        (408, "timeout_error", True),
+        (409, "conflict_error", True),
+        (400, "invalid_request_error", False),
+        (401, "authentication_error", False),
+        (403, "permission_error", False),
+        (404, "not_found_error", False),
+        (413, "request_too_large", False),
+    ],
+)
+def test_the_anthropic_sdks_status_errors(status: int, kind: str, transient: bool) -> None:
+    """429, 408, 409, 5xx and 529 ``overloaded_error`` are retried; the client's faults not."""
+    error = anthropic_status(status, kind)
+    assert error.status_code == status
+    assert is_transient(error) is transient
+    if status == 529:
+        assert isinstance(error, anthropic.OverloadedError)
+
+
+def test_the_anthropic_sdks_connection_errors_and_retry_after() -> None:
+    """Timeouts and dropped connections are transient; retry-after is read off a 429."""
+    assert is_transient(anthropic.APITimeoutError(request=ANTHROPIC_REQUEST))
+    assert is_transient(anthropic.APIConnectionError(request=ANTHROPIC_REQUEST))
+    assert retry_after(anthropic_status(429, "rate_limit_error", {"retry-after": "12"})) == 12.0
+    assert retry_after(anthropic_status(529, "overloaded_error")) is None
+    assert not is_transient(anthropic_status(529, "overloaded_error", {"x-should-retry": "false"}))
+
+
+@pytest.mark.parametrize(
+    ("kind", "transient"),
+    [
+        ("overloaded_error", True),
+        ("api_error", True),
+        ("rate_limit_error", True),
+        ("invalid_request_error", False),
+    ],
+)
+def test_an_anthropic_error_event_mid_stream_is_read_by_its_body(
+    kind: str, transient: bool
+) -> None:
+    """The SDK raises an ``error`` event as ``APIStatusError`` with the stream's 200: the
+    status says nothing, the body's ``error.type`` decides."""
+    error = anthropic_status(200, kind)
+    assert error.status_code == 200
+    assert is_transient(error) is transient

@@ -56,6 +56,14 @@ def test_every_record_round_trips_through_json_text_unchanged(
 def test_fields_at_their_defaults_are_left_out() -> None:
     """A plain message is its role and content; a bare response is its text."""
     assert encode_message(Message("user", "hi")) == {"role": "user", "content": "hi"}
+    failed = Message("tool", "boom", tool_call_id="c1", is_error=True)
+    assert encode_message(failed) == {
+        "role": "tool",
+        "content": "boom",
+        "tool_call_id": "c1",
+        "is_error": True,
+    }
+    assert decode_message(encode_message(failed)) == failed
     assert encode_response(ModelResponse("ok")) == {"text": "ok"}
 
 
@@ -118,7 +126,15 @@ def test_usage_is_all_four_counts() -> None:
         (
             {"role": "user", "content": "", "colour": "red"},
             "message.colour must be absent (the known fields are 'role', 'content', "
-            "'tool_call_id', 'tool_calls', 'name', 'parts'), got str 'red'",
+            "'tool_call_id', 'tool_calls', 'name', 'parts', 'is_error'), got str 'red'",
+        ),
+        (
+            {"role": "tool", "content": "", "is_error": "yes"},
+            "message.is_error must be a boolean, got str 'yes'",
+        ),
+        (
+            {"role": "user", "content": "", "is_error": True},
+            "message.is_error must be false on a message that is no tool result, got bool True",
         ),
         (
             {"role": "user", "content": "", "parts": {}},
