@@ -17,6 +17,7 @@ demo: $(STAMP)
 	$(BIN)/python -m examples.quickstart
 	$(BIN)/python -m examples.streaming
 	$(BIN)/python -m examples.approval
+	$(BIN)/python -m examples.providers
 
 # Every test under coverage.py (branches, the processes tests start too; the floor is
 # [tool.coverage.report] fail_under in pyproject.toml), then mypy, basedpyright, ruff and

@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import threading
+from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, cast, final
 
-from hooks import ModelRequest, ModelResponse
+from hooks import ModelRequest, ModelResponse, ReasoningPart
 from runner._errors import ProviderError
 from runner._events import ModelChunk
 from runner._models.deadline import check_deadline, time_left
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIChatModel"]
 
 _INSTALL: Final = "pip install 'hookline[openai]'"
+_LOG: Final = logging.getLogger("runner")
+
 DEFAULT_DEADLINE: Final = 300.0
 """Seconds one model call may take in all, unless ``OpenAIChatModel(..., deadline=)`` says."""
 # The adapter sets these itself: stream() and astream() ask for a stream.
@@ -272,6 +276,21 @@ class OpenAIChatModel:
         """The keywords of one ``create``: model, messages, tools and params (and
         streaming), and a timeout no longer than the time the call has left."""
         body = {"model": self.model, "messages": to_messages(request.messages), **self._params}
+        left_out = Counter(
+            part.provider
+            for message in request.messages
+            if message.parts and message.role == "assistant"
+            for part in message.parts
+            if type(part) is ReasoningPart
+        )
+        if left_out:
+            said = ", ".join(f"{count} of {name!r}" for name, count in sorted(left_out.items()))
+            _LOG.info(
+                "OpenAIChatModel %r left out reasoning parts (%s): Chat Completions takes no "
+                "reasoning back",
+                self.model,
+                said,
+            )
         body["timeout"] = call.timeout(self._params.get("timeout"))
         if request.tools:
             body["tools"] = to_tools(request.tools)

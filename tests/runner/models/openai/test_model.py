@@ -17,7 +17,16 @@ import httpx2
 import openai
 import pytest
 
-from runner import Message, ModelRequest, ModelResponse, OpenAIChatModel, ToolCall, ToolSpec, Usage
+from runner import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    OpenAIChatModel,
+    ReasoningPart,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from runner._tools.arguments import UnparsedArguments
 from tests.helpers import openai_server
 from tests.helpers.openai_server import OpenAIServer, completion
@@ -386,3 +395,27 @@ def test_one_given_client_lends_its_url_and_key_to_the_other(
         made.close()
     assert texts == ["from the given", "from the made"]
     assert [headers["authorization"] for headers in server.headers] == ["Bearer sk-lent"] * 2
+
+
+def test_another_providers_reasoning_is_left_out_and_said(
+    mode: Mode, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Chat Completions takes no reasoning back: the parts are not sent, and one INFO
+    record per call says how many of whose were left out."""
+    thought = ReasoningPart("anthropic", '{"type": "thinking", "signature": "s"}', "hmm")
+    history = ModelRequest(
+        (
+            Message("user", "Hi"),
+            Message("assistant", "Hello", parts=(thought, thought)),
+            Message("user", "Again"),
+        )
+    )
+    mock = Mock(fixture("plain_answer"))
+    with caplog.at_level("INFO", logger="runner"):
+        answer(mock.model, history, mode)
+    assert mock.bodies[0]["messages"][1] == {"role": "assistant", "content": "Hello"}
+    [record] = [r for r in caplog.records if "left out" in r.getMessage()]
+    assert record.getMessage() == (
+        "OpenAIChatModel 'gpt-4o-mini' left out reasoning parts (2 of 'anthropic'): "
+        "Chat Completions takes no reasoning back"
+    )
