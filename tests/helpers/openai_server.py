@@ -226,6 +226,14 @@ class OpenAIServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._serve, daemon=True)
+        self.connections = 0  # the connections accepted: a client that reuses one opens one
+        accept = self._httpd.process_request
+
+        def counted(request: Any, address: Any) -> None:
+            self.connections += 1  # one thread accepts: no race
+            accept(request, address)
+
+        self._httpd.process_request = counted  # type: ignore[method-assign,assignment]
 
     @property
     def url(self) -> str:

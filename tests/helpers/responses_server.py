@@ -213,14 +213,6 @@ class ResponsesServer(OpenAIServer):
     def __init__(self, *, max_requests: int = 50, always: Reply | None = None) -> None:
         super().__init__(max_requests=max_requests, always=always)
         self._httpd.RequestHandlerClass = _responses_handler(self)
-        self.connections = 0
-        accept = self._httpd.process_request
-
-        def counted(request: Any, address: Any) -> None:
-            self.connections += 1  # one thread accepts: no race
-            accept(request, address)
-
-        self._httpd.process_request = counted  # type: ignore[method-assign,assignment]
 
     def __enter__(self) -> ResponsesServer:
         super().__enter__()

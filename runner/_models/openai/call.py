@@ -24,7 +24,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncGenerator, Callable, Generator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any, Final, cast, final
 
 from runner._errors import ModelTimeout, ProviderError
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from hooks import ModelResponse
     from runner._events import TextDelta, ToolCallDelta
 
-__all__ = ["HEAD", "Call"]
+__all__ = ["HEAD", "Call", "adrain", "drain"]
 
 HEAD: Final = 256
 """How many bytes of a body a ``ProviderError`` quotes."""
@@ -321,3 +321,27 @@ def _object(value: object) -> dict[str, object] | None:
 def _fields(data: dict[str, object]) -> dict[str, Any]:
     """``data`` without the one key ``construct`` itself takes."""
     return {key: value for key, value in data.items() if key != "_fields_set"}
+
+
+GRACE: Final = 1.0
+"""Seconds a stream's body is read on after its last event, for its connection's sake."""
+
+
+def drain(call: Call, response: httpx2.Response, pieces: Iterator[bytes]) -> None:
+    """Read what follows a stream's final event -- normally only the body's end -- so
+    that the connection goes back to the pool; past ``GRACE`` (or the deadline, if
+    sooner) the rest is left and the connection closed. The answer is whole: nothing
+    here fails it."""
+    grace = Call(call.model, call.url, min(call.left(), GRACE))
+    with contextlib.suppress(Exception), grace.watching(response):
+        for _ in pieces:
+            if grace.left() <= 0:
+                break
+
+
+async def adrain(call: Call, pieces: AsyncIterator[bytes]) -> None:
+    """``drain`` for the async client."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(min(call.left(), GRACE)):
+            async for _ in pieces:
+                pass

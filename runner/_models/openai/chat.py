@@ -39,7 +39,7 @@ from hooks import ModelRequest, ModelResponse, ReasoningPart
 from runner._errors import ProviderError
 from runner._events import ModelChunk
 from runner._models.deadline import check_deadline, time_left
-from runner._models.openai.call import HEAD, Call
+from runner._models.openai.call import HEAD, Call, adrain, drain
 from runner._models.openai.clients import OnLoop, closing
 from runner._models.openai.sse import EventReader
 from runner._models.openai.stream import StreamReader
@@ -213,6 +213,7 @@ class OpenAIChatModel:
                         yield from call.deltas(http, reader, event)
                         call.check()
                     if ended:
+                        drain(call, http, pieces)  # the connection back to the pool
                         break
             _check_ended(call, http, reader, ended=ended)
         yield reader.response()
@@ -249,6 +250,8 @@ class OpenAIChatModel:
                         for delta in call.deltas(http, reader, event):
                             yield delta
                         call.check()
+                if ended:
+                    await adrain(call, pieces)  # the connection back to the pool
                 _check_ended(call, http, reader, ended=ended)
         yield reader.response()
 

@@ -42,7 +42,7 @@ from hooks import ModelRequest, ModelResponse
 from runner._errors import ProviderError
 from runner._events import ModelChunk, TextDelta, ToolCallDelta
 from runner._models.deadline import check_deadline, time_left
-from runner._models.openai.call import HEAD, Call
+from runner._models.openai.call import HEAD, Call, adrain, drain
 from runner._models.openai.clients import OnLoop, closing
 from runner._models.openai.responses_stream import ResponsesStreamReader
 from runner._models.openai.responses_wire import from_response, to_input, to_tools
@@ -65,7 +65,6 @@ _ENCRYPTED: Final = "reasoning.encrypted_content"
 # Sent when no key is given or set in the environment but a base_url is (local servers).
 _NO_KEY: Final = "hookline-no-key"
 _LOG: Final = logging.getLogger("runner")
-_GRACE: Final = 1.0
 """Seconds a stream's body may go on after its final event before the model hangs up."""
 
 
@@ -229,7 +228,7 @@ class OpenAIResponsesModel:
                         if reader.finished:
                             break  # what follows the final event is no answer's
                     if reader.finished:
-                        _drain(call, http, pieces)
+                        drain(call, http, pieces)
                         break
             _check_ended(call, http, reader)
         yield _final(call, http, reader)
@@ -267,7 +266,7 @@ class OpenAIResponsesModel:
                         if ended:
                             break  # what follows the final event is no answer's
                 if ended:
-                    await _adrain(call, pieces)
+                    await adrain(call, pieces)
                 _check_ended(call, http, reader)
         yield _final(call, http, reader)
 
@@ -525,25 +524,6 @@ def _no_event_stream(call: Call, response: httpx2.Response, head: bytes) -> Prov
     else:
         problem = "a streamed request was answered with no event stream"
     return call.error(problem, response, head)
-
-
-def _drain(call: Call, response: httpx2.Response, pieces: Iterator[bytes]) -> None:
-    """Read what follows the final event -- normally only the body's end -- so that the
-    connection goes back to the pool; past ``_GRACE`` (or the deadline, if sooner) the
-    rest is left and the connection closed. The answer is whole: nothing here fails it."""
-    grace = Call(call.model, call.url, min(call.left(), _GRACE))
-    with contextlib.suppress(Exception), grace.watching(response):
-        for _ in pieces:
-            if grace.left() <= 0:
-                break
-
-
-async def _adrain(call: Call, pieces: AsyncIterator[bytes]) -> None:
-    """``_drain`` for the async client."""
-    with contextlib.suppress(Exception):
-        async with asyncio.timeout(min(call.left(), _GRACE)):
-            async for _ in pieces:
-                pass
 
 
 def _check_ended(call: Call, response: httpx2.Response, reader: ResponsesStreamReader) -> None:

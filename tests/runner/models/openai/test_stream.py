@@ -541,3 +541,21 @@ def test_openai_chat_model_is_a_streaming_model_both_ways() -> None:
     asynchronous: AsyncStreamingModel = model
     assert callable(sync.stream)
     assert callable(asynchronous.astream)
+
+
+def test_streamed_calls_in_a_row_reuse_one_connection(
+    server: OpenAIServer, model: OpenAIChatModel, mode: Mode
+) -> None:
+    """After ``[DONE]`` the body is read to its end, so the connection goes back to the
+    pool: two streamed calls in a row open one connection (each opened its own before)."""
+    server.script(as_stream(completion("One.")), as_stream(completion("Two.")))
+    if mode == "sync":
+        first, second = collect(model, mode)[-1], collect(model, mode)[-1]
+    else:
+
+        async def twice() -> list[ModelChunk]:
+            return [[item async for item in model.astream(HELLO)][-1] for _ in range(2)]
+
+        first, second = asyncio.run(twice())
+    assert [getattr(first, "text", None), getattr(second, "text", None)] == ["One.", "Two."]
+    assert server.connections == 1
