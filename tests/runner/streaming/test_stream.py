@@ -536,3 +536,66 @@ def test_a_consumer_cancelled_while_the_stream_closes_stays_cancelled_and_frees_
         session = runner.sessions.load("user", "s")
     assert log == ["cleanup cancelled"]
     assert [m.content for m in session.messages] == ["again", "Ok."]
+
+
+class Agenerates:
+    """A sync model that also answers with ``async def agenerate``; no stream of its own."""
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Unused: a streamed run awaits agenerate."""
+        raise AssertionError("a streamed run awaits agenerate")
+
+    async def agenerate(self, request: ModelRequest, /) -> ModelResponse:
+        """Answer whole, after a wait."""
+        await asyncio.sleep(0)
+        return ModelResponse("awaited answer")
+
+
+def test_a_model_with_agenerate_is_awaited_and_streamed_as_one_delta() -> None:
+    """Its answer arrives whole, as one delta, awaited on the loop."""
+    with Runner(Agent("assistant", Agenerates())) as runner:
+        events = drain(runner, "hi")
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["awaited answer"]
+    assert finished(events).result.output == "awaited answer"
+
+
+class Yields:
+    """A streaming model yielding what is given, in order."""
+
+    def __init__(self, *items: object) -> None:
+        self.items = items
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Unused by streamed runs."""
+        raise AssertionError("streamed runs call astream")
+
+    async def astream(self, request: ModelRequest, /) -> AsyncIterator[Any]:
+        """Yield the items."""
+        for item in self.items:
+            yield item
+
+
+@pytest.mark.parametrize(
+    ("items", "words"),
+    [
+        (
+            (ModelResponse("one"), TextDelta("more")),
+            "a model stream yielded TextDelta after its ModelResponse",
+        ),
+        (
+            (TextDelta("a"), {"text": "b"}),
+            "a model stream yields TextDelta, ToolCallDelta, then one ModelResponse; got dict",
+        ),
+        ((TextDelta("a"),), "a model stream ended without its ModelResponse"),
+    ],
+)
+def test_a_stream_out_of_order_fails_the_attempt_saying_what_came(
+    items: tuple[object, ...], words: str
+) -> None:
+    """What a stream must yield is checked as it comes: the attempt fails with a
+    ``TypeError`` the error hooks see; the run fails with it, unrecovered."""
+    with (
+        Runner(Agent("assistant", Yields(*items))) as runner,
+        pytest.raises(TypeError, match=words),
+    ):
+        drain(runner, "hi")

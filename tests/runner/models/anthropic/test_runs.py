@@ -260,7 +260,7 @@ def test_a_fallback_from_openai_to_anthropic_mid_conversation(
 ) -> None:
     """OpenAI calls the tool, then fails; Anthropic answers the same conversation,
     translated: instruction as system, the call as tool_use, the result as tool_result;
-    OpenAI's reasoning left out, and one INFO record on "runner" says so."""
+    OpenAI's reasoning left out by both, and one INFO record each on "runner" says so."""
     primary = OpenAIChatModel("gpt-test", base_url=server.url)
     server.script(
         completion(None, tool_calls=[tool_call("call_1", "add", '{"a": 2, "b": 3}')]),
@@ -281,9 +281,11 @@ def test_a_fallback_from_openai_to_anthropic_mid_conversation(
         request(USER, called("call_1"), result_of("call_1")),
     ]
     said = [r.getMessage() for r in caplog.records if "left out reasoning parts" in r.getMessage()]
-    assert said == [
+    assert said == [  # Chat Completions takes no reasoning back either: it says so too
+        "OpenAIChatModel 'gpt-test' left out reasoning parts (1 of 'openai'): Chat "
+        "Completions takes no reasoning back",
         "AnthropicModel 'claude-test' left out reasoning parts (1 of 'openai'): the Messages "
-        "API takes back only Anthropic's own thinking blocks"
+        "API takes back only Anthropic's own thinking blocks",
     ]
     assert all(
         r.levelno == logging.INFO and r.name == "runner"
