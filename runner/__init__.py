@@ -13,6 +13,7 @@
   ``OpenAIChatModel`` (extra ``hookline[openai]``);
 - ready-made error handlers: ``RetryTransient``, ``FallbackModel``, ``AsyncFallbackModel``;
 - tools: plain functions (``FunctionTool``) or objects with ``name`` and ``run(args)``;
+  ``MCPTools`` adds an MCP server's tools under the same hooks (extra ``hookline[mcp]``);
 - what a run leaves: ``RunResult`` and its typed ``Event`` records; ``Runner.stream``
   yields them as they happen, with ``TextDelta`` pieces (the ``on_delta`` hook sees each);
 - pause and resume: a ``before_tool`` hook's ``Pause`` ends the run ``"paused"`` with
@@ -133,6 +134,9 @@ from runner._durable.runner import DurableRunner
 from runner._errors import (
     InvalidDecisions,
     MaxStepsExceeded,
+    MCPError,
+    MCPTimeout,
+    MCPToolError,
     ModelTimeout,
     ProviderError,
     ResumeRefused,
@@ -167,6 +171,7 @@ from runner._events import (
     ToolResultEvent,
     UserMessageEvent,
 )
+from runner._mcp.source import MCPTools
 from runner._models.deadline import time_left
 from runner._models.handlers import AsyncFallbackModel, FallbackModel, RetryTransient
 from runner._models.openai.chat import OpenAIChatModel
@@ -253,6 +258,10 @@ __all__ = [
     "InvalidDecisions",
     "InvalidResult",
     "Invocation",
+    "MCPError",
+    "MCPTimeout",
+    "MCPToolError",
+    "MCPTools",
     "MaxStepsExceeded",
     "Message",
     "Model",

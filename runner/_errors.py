@@ -14,6 +14,9 @@
           +-- SessionBusy (also RuntimeError)         another run holds the session's lease
           +-- ProviderError                           a model server's answer is no answer
           +-- ModelTimeout (also TimeoutError)        a model call passed its deadline
+          +-- MCPError                                an MCP server could not answer a call
+          |    +-- MCPTimeout (also TimeoutError)     an MCP call passed its deadline
+          +-- MCPToolError                            an MCP tool answered with isError
 
 Tool errors reach ``on_tool_error`` like any exception a tool raises; unrecovered,
 they become an error ``ToolResult`` the model sees.
@@ -23,10 +26,13 @@ from __future__ import annotations
 
 from typing import final
 
-from hooks import HookError
+from hooks import HookError, ToolResult
 
 __all__ = [
     "InvalidDecisions",
+    "MCPError",
+    "MCPTimeout",
+    "MCPToolError",
     "MaxStepsExceeded",
     "ModelTimeout",
     "ProviderError",
@@ -224,3 +230,59 @@ class ModelTimeout(RunnerError, TimeoutError):
         self.url = url
         at = f" at {url}" if url is not None else ""
         super().__init__(f"model {model!r}{at} did not answer within its deadline of {deadline:g}s")
+
+
+class MCPError(RunnerError):
+    """An MCP server gave no answer to a call: ``problem`` says why.
+
+    ``server`` is the ``MCPTools`` name, ``tool`` the server's own tool name (``None``
+    when listing the tools failed), ``code`` the JSON-RPC error code when the server
+    sent one. ``transient`` says whether the same call may well succeed again: a lost
+    connection (the next call reconnects) or a deadline is, an error the server
+    answered is not; ``RetryTransient`` reads it.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        tool: str | None,
+        problem: str,
+        *,
+        code: int | None = None,
+        transient: bool = False,
+    ) -> None:
+        self.server = server
+        self.tool = tool
+        self.problem = problem
+        self.code = code
+        self.transient = transient
+        what = f"tool {tool!r}" if tool is not None else "listing the tools"
+        coded = f" (code {code})" if code is not None else ""
+        super().__init__(f"MCP server {server!r}, {what}: {problem}{coded}")
+
+
+@final
+class MCPTimeout(MCPError, TimeoutError):
+    """An MCP call did not finish within its ``deadline`` (seconds); transient."""
+
+    def __init__(self, server: str, tool: str | None, deadline: float) -> None:
+        self.deadline = deadline
+        super().__init__(
+            server, tool, f"no answer within the deadline of {deadline:g}s", transient=True
+        )
+
+
+@final
+class MCPToolError(RunnerError):
+    """An MCP tool answered its call with ``isError: true``: ``content`` is its text.
+
+    ``result`` is the whole answer as a ``ToolResult`` (its parts and structured
+    content included), for an error hook that recovers with what the tool said.
+    """
+
+    def __init__(self, server: str, tool: str, result: ToolResult) -> None:
+        self.server = server
+        self.tool = tool
+        self.content = result.content
+        self.result = result
+        super().__init__(f"MCP tool {tool!r} of server {server!r} failed: {result.content}")

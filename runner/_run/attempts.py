@@ -33,13 +33,14 @@ from hooks import (
     ToolResult,
 )
 from runner._errors import ModelTimeout
+from runner._mcp.listed import MCPTool
 from runner._models.deadline import Bounded, ends
 from runner._run.plan import Plan
 from runner._run.settings import Settings
 from runner._run.streamed import Streamed, stream_model
 from runner._tools.tools import AsyncTool, Tool
 
-__all__ = ["model_attempt", "to_tool_result", "tool_attempt"]
+__all__ = ["mcp_attempt", "model_attempt", "to_tool_result", "tool_attempt"]
 
 A = TypeVar("A")
 
@@ -96,6 +97,20 @@ async def tool_attempt(
     else:
         outcome = _caught(tool.run, ctx.call.args)
     return Success(to_tool_result(outcome.unwrap())) if type(outcome) is Success else outcome
+
+
+async def mcp_attempt(settings: Settings, ctx: ToolContext, tool: MCPTool) -> Outcome[ToolResult]:
+    """One call of an MCP server's ``tool`` on ``ctx.call.args``, on the runner's hub: a
+    sync run blocks on it, an async run awaits it (cancelling the run cancels the call)."""
+    hub = settings.hub
+    assert hub is not None  # a plan has a toolbox only with a hub
+    work = hub.connection(tool.source).call(tool, ctx.call.args, None)
+    try:
+        return Success(await hub.await_(work) if settings.is_async else hub.wait(work))
+    except StopRun:
+        raise
+    except Exception as exc:
+        return Failure(exc)
 
 
 def to_tool_result(value: object) -> ToolResult:

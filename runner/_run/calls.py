@@ -33,7 +33,7 @@ from runner._agent import Agent
 from runner._errors import ToolArgumentsError, UnknownToolError
 from runner._events import PauseEvent, ToolCallEvent, ToolResultEvent
 from runner._pause.pending import Frame, Held, HeldBatch, Paused, PendingRequest, request_id
-from runner._run.attempts import tool_attempt
+from runner._run.attempts import mcp_attempt, tool_attempt
 from runner._run.engine import IN_PROCESS
 from runner._run.guarded import TOOL, guarded
 from runner._run.plan import Plan
@@ -233,7 +233,7 @@ async def _tool(
     agent, call = plan.agent, ctx.call
     tool = agent.tools.get(call.name)
     if tool is None:
-        return Failure(UnknownToolError(call.name, tuple(agent.tools)))
+        return await _listed(run, plan, ctx)
     if isinstance(call.args, UnparsedArguments):  # the model's text was no JSON object
         return Failure(ToolArgumentsError(call.name, call.args.raw, call.args.problem))
     if not isinstance(tool, Agent):
@@ -257,6 +257,24 @@ async def _tool(
         sub, message, Conversation(Transcript()), record, frame, call_id=call.id
     )
     return Success(ToolResult(response.text))
+
+
+async def _listed(run: Run, plan: Plan, ctx: ToolContext) -> Outcome[ToolResult]:
+    """One attempt at a call of a tool an MCP server of the agent lists, through the
+    run's engine; a name no server lists either is an ``UnknownToolError``."""
+    call, toolbox = ctx.call, plan.toolbox
+    listed = None if toolbox is None else toolbox.find(call.name)
+    if listed is None:
+        offered = tuple(plan.agent.tools if toolbox is None else toolbox)
+        return Failure(UnknownToolError(call.name, offered))
+    if isinstance(call.args, UnparsedArguments):
+        return Failure(ToolArgumentsError(call.name, call.args.raw, call.args.problem))
+    settings = run.settings
+    if settings.engine is IN_PROCESS:
+        return await mcp_attempt(settings, ctx, listed)
+    return await settings.engine.tool(
+        plan.branch, call, partial(mcp_attempt, settings, ctx, listed)
+    )
 
 
 def _request_of(args: Mapping[str, Any]) -> str | None:

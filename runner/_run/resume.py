@@ -129,7 +129,8 @@ def _bind(run_id: str, root: Agent, frame: Frame) -> None:
             problem = f"its request {request.id!r} is not the one its paused call {call.id!r} made"
             raise ResumeRefused(run_id, problem)
         tool = agent.tools.get(call.name)
-        if call.id in frame.requests and tool is None:
+        # An agent with MCP servers may hold it: the call finds it when it runs again.
+        if call.id in frame.requests and tool is None and not agent.sources:
             problem = f"agent {agent.name!r} has no tool {call.name!r} for paused call {call.id!r}"
             raise ResumeRefused(run_id, problem)
         child = frame.children.get(call.id)

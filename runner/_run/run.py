@@ -61,6 +61,7 @@ from runner._run.record import Record
 from runner._run.resume import describe
 from runner._run.settings import Settings
 from runner._run.streamed import Streamed
+from runner._run.toolbox import Toolbox
 from runner._run.tracer import RECORDING
 from runner._sessions.leases import RunLease
 from runner._sessions.store import Session, SessionStore
@@ -127,10 +128,23 @@ class Run:
         """The plan of ``agent`` at ``branch``, made once per run."""
         plan = self._plans.get(branch)
         if plan is None:
-            invocation = Invocation(  # id, agent, branch, user_id, session_id, state, tools
-                self.id, agent.name, branch, self.user_id, self.session_id, self.state, agent.infos
+            settings = self.settings
+            hub = settings.hub
+            toolbox = (
+                None
+                if not agent.sources or hub is None
+                else Toolbox(agent, hub, is_async=settings.is_async)
             )
-            plan = Plan(agent, invocation, self._setups[id(agent)], self.settings)
+            invocation = Invocation(  # id, agent, branch, user_id, session_id, state, tools
+                self.id,
+                agent.name,
+                branch,
+                self.user_id,
+                self.session_id,
+                self.state,
+                agent.infos if toolbox is None else toolbox,
+            )
+            plan = Plan(agent, invocation, self._setups[id(agent)], settings, toolbox)
             self._plans[branch] = plan
         return plan
 
@@ -309,7 +323,10 @@ class Run:
         A resumed turn first finishes the batch of tool calls it paused in.
         """
         agent, settings = plan.agent, self.settings
+        toolbox = plan.toolbox
         if frame is not None:
+            if toolbox is not None:  # the paused calls' tools listed before they go on
+                await toolbox.refresh()
             held = await batch(
                 self, plan, frame.calls, history, record, step=frame.step, frame=frame
             )
@@ -323,7 +340,8 @@ class Run:
                 raise MaxStepsExceeded(agent.name, settings.max_steps)
             if self.lease is not None:
                 self.lease.renew()
-            request = ModelRequest(history.messages.headed(plan.system), agent.specs)
+            specs = agent.specs if toolbox is None else await toolbox.refresh()
+            request = ModelRequest(history.messages.headed(plan.system), specs)
             outcome, _ = await guarded(
                 settings,
                 plan,
