@@ -140,7 +140,6 @@ class Connection:
     """One server's connection; every method runs on the hub's loop."""
 
     __slots__ = (
-        "_client",
         "_opened",
         "_owner",
         "_stale",
@@ -152,7 +151,6 @@ class Connection:
 
     def __init__(self, source: MCPTools) -> None:
         self.source: Final = source
-        self._client: Any = None  # the SDK's mcp.Client while connected
         self._tools: Listing = ()
         self._stale = False  # the server said its tool list changed
         self._opened: asyncio.Future[Any] | None = None  # the client, once connected
@@ -165,11 +163,12 @@ class Connection:
         client = await self._connected(None)
         if self._stale:
             self._stale = False
+            stop = self._stop
             try:
                 self._tools = listing(self.source, await _list(client))
             except Exception as exc:
                 self._stale = True
-                raise self._failed(None, exc) from exc
+                raise self._failed(None, exc, stop=stop) from exc
         return self._tools
 
     async def call(
@@ -181,6 +180,7 @@ class Connection:
 
         source = self.source
         client = await self._connected(tool.remote)
+        stop = self._stop  # this connection's: a lost one is ended, never its successor
         try:
             with anyio.fail_after(source.deadline):
                 answer = await client.call_tool(
@@ -189,7 +189,7 @@ class Connection:
         except TimeoutError as exc:
             raise MCPTimeout(source.name, tool.remote, source.deadline) from exc
         except Exception as exc:
-            raise self._failed(tool.remote, exc) from exc
+            raise self._failed(tool.remote, exc, stop=stop) from exc
         return to_result(source.name, tool.remote, answer)
 
     async def close(self) -> None:
@@ -204,8 +204,8 @@ class Connection:
     async def _connected(self, tool: str | None) -> Any:
         """The connected client: a new owner task connects when there is none (the first
         call, or the one after the connection was lost)."""
-        owner = self._owner
-        if owner is None or owner.done():
+        owner, stop = self._owner, self._stop
+        if owner is None or owner.done() or stop is None or stop.is_set():
             self._opened = asyncio.get_running_loop().create_future()
             self._stop = asyncio.Event()
             self._owner = asyncio.create_task(self._own(self._opened, self._stop))
@@ -216,7 +216,7 @@ class Connection:
         except MCPError:
             raise
         except Exception as exc:
-            raise self._failed(tool, exc, connecting=True) from exc
+            raise self._failed(tool, exc, stop=None, connecting=True) from exc
 
     async def _own(self, opened: asyncio.Future[Any], stop: asyncio.Event) -> None:
         """The connection's whole life, in this one task: connect, list, wait, close."""
@@ -224,10 +224,10 @@ class Connection:
             async with AsyncExitStack() as stack:
                 client = await stack.enter_async_context(await self._client_for(stack))
                 tools = listing(self.source, await _list(client))
-                self._client, self._tools, self._stale = client, tools, False
+                self._tools, self._stale = tools, False
                 opened.set_result(client)
                 await self._until(client, stop)
-        except BaseException as exc:
+        except BaseException as exc:  # the connection ended: refused, lost, or closed
             if not opened.done():
                 opened.set_exception(
                     exc
@@ -240,8 +240,6 @@ class Connection:
                 raise
             if not stop.is_set():
                 logger.warning("MCP server %r: connection lost: %r", self.source.name, exc)
-        finally:
-            self._client = None
 
     async def _until(self, client: Any, stop: asyncio.Event) -> None:
         """Wait for ``stop``; a modern session that lists changes gets them meanwhile."""
@@ -292,28 +290,29 @@ class Connection:
         if isinstance(message, ToolListChangedNotification):
             self._stale = True
 
-    def _failed(self, tool: str | None, exc: Exception, *, connecting: bool = False) -> MCPError:
+    def _failed(
+        self,
+        tool: str | None,
+        exc: Exception,
+        *,
+        stop: asyncio.Event | None,
+        connecting: bool = False,
+    ) -> MCPError:
         """``exc`` as an ``MCPError``: the server's own error answer is not transient; a
         lost connection is, and ends the owner so the next call connects again."""
         from mcp import MCPError as SDKError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
         name = self.source.name
         if isinstance(exc, MCPError):
             return exc
-        if isinstance(exc, SDKError) and not connecting and self._alive():
-            return MCPError(name, tool, exc.error.message, code=exc.error.code)
-        self._drop()
+        if isinstance(exc, SDKError) and exc.code != CONNECTION_CLOSED and not connecting:
+            transient = exc.code == REQUEST_TIMEOUT
+            return MCPError(name, tool, exc.error.message, code=exc.code, transient=transient)
+        if stop is not None:  # let its owner end: the next call connects again
+            stop.set()
         what = "could not connect" if connecting else "the connection was lost"
         return MCPError(name, tool, f"{what}: {type(exc).__name__}: {exc}", transient=True)
-
-    def _alive(self) -> bool:
-        owner = self._owner
-        return owner is not None and not owner.done()
-
-    def _drop(self) -> None:
-        """Let the owner end: the next call connects again."""
-        if self._stop is not None:
-            self._stop.set()
 
 
 async def _list(client: Any) -> list[Any]:
