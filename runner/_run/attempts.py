@@ -35,6 +35,7 @@ from hooks import (
 from runner._errors import ModelTimeout
 from runner._mcp.listed import MCPTool
 from runner._models.deadline import Bounded, ends
+from runner._run.engine import KEY
 from runner._run.plan import Plan
 from runner._run.settings import Settings
 from runner._run.streamed import Streamed, stream_model
@@ -43,6 +44,9 @@ from runner._tools.tools import AsyncTool, Tool
 __all__ = ["mcp_attempt", "model_attempt", "to_tool_result", "tool_attempt"]
 
 A = TypeVar("A")
+
+IDEMPOTENCY_META: Final = "hookline/idempotency-key"
+"""The ``_meta`` key of an MCP call's idempotency key in a durable run."""
 
 
 async def model_attempt(
@@ -101,10 +105,14 @@ async def tool_attempt(
 
 async def mcp_attempt(settings: Settings, ctx: ToolContext, tool: MCPTool) -> Outcome[ToolResult]:
     """One call of an MCP server's ``tool`` on ``ctx.call.args``, on the runner's hub: a
-    sync run blocks on it, an async run awaits it (cancelling the run cancels the call)."""
+    sync run blocks on it, an async run awaits it (cancelling the run cancels the call).
+    In a durable run's tool step the request's ``_meta`` carries the step's idempotency
+    key as ``"hookline/idempotency-key"``."""
     hub = settings.hub
     assert hub is not None  # a plan has a toolbox only with a hub
-    work = hub.connection(tool.source).call(tool, ctx.call.args, None)
+    key = KEY.get(None)  # a durable run's tool step: the server may do the work once
+    meta = None if key is None else {IDEMPOTENCY_META: key}
+    work = hub.connection(tool.source).call(tool, ctx.call.args, meta)
     try:
         return Success(await hub.await_(work) if settings.is_async else hub.wait(work))
     except StopRun:

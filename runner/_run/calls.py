@@ -193,7 +193,9 @@ async def tool_call(
     tracer = settings.tracer  # traced: inside the call's execute_tool span
     try:
         outcome, ctx = await (
-            operation if tracer is None else tracer.tool(plan.agent, call, operation)
+            operation
+            if tracer is None
+            else tracer.tool(plan.agent, call, plan.invocation.tools.get(call.name), operation)
         )
     except Paused as paused:
         if paused.call is None:  # a sub-agent this call ran paused: its turn's frame

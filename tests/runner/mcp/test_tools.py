@@ -339,3 +339,14 @@ def test_an_unreachable_server_offers_no_tools(
     (unknown,) = results(result)
     assert unknown.is_error
     assert "UnknownToolError" in unknown.content
+
+
+def test_a_plain_run_sends_no_idempotency_key(mode: Mode) -> None:
+    """Only a durable run's tool step carries a key in ``_meta``: a plain run repeats no call."""
+    agent = agent_calling(
+        [MCPTools("notes", server=notes_server())], ToolCall("1", "notes_meta", {})
+    )
+    with Runner(agent) as runner:
+        result = drive(runner, mode, "go")
+    (meta,) = results(result)
+    assert "hookline/idempotency-key" not in meta.content
