@@ -26,15 +26,16 @@ import logging
 import threading
 from collections.abc import Coroutine, Mapping
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Any, Final, TypeVar, final
 
 from hooks import ToolResult
-from runner._errors import MCPError, MCPTimeout
+from runner._errors import MCPError, MCPInputRequired, MCPTimeout
 from runner._mcp.listed import Listing, MCPTool, listing
 from runner._mcp.results import to_result
 from runner._mcp.source import MCPTools
 
-__all__ = ["Connection", "Hub"]
+__all__ = ["Answer", "Connection", "Hub"]
 
 logger: Final = logging.getLogger("runner")
 
@@ -42,6 +43,18 @@ T = TypeVar("T")
 
 _CLOSE_WAIT: Final = 10.0  # seconds close() waits for the connections to end
 _PAGES: Final = 100  # tools/list pages read at most: a server that pages forever cannot hang
+_ROUNDS: Final = 10  # tools/call rounds of one call at most (state echoed, listing read again)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A human's answer to a question a call asked: ``value`` (``None``: declined), sent
+    for the server's ``key`` with the ``state`` it gave."""
+
+    key: str
+    state: str | None
+    value: Mapping[str, Any] | None
 
 
 @final
@@ -158,6 +171,22 @@ class Connection:
         self._stop: asyncio.Event | None = None
         self.session_id: str | None = None  # the HTTP session's id, when the server gives one
 
+    def current(self) -> Listing | None:
+        """The tools listed, when connected and none changed since (safe from any thread,
+        no wait): what a model request offers without crossing to the hub's loop."""
+        opened, stop = self._opened, self._stop
+        if (
+            opened is None
+            or stop is None
+            or stop.is_set()
+            or self._stale
+            or not opened.done()
+            or opened.cancelled()
+            or opened.exception() is not None
+        ):
+            return None
+        return self._tools
+
     async def listing(self) -> Listing:
         """The server's tools: connected first if need be, read again if they changed."""
         client = await self._connected(None)
@@ -172,10 +201,16 @@ class Connection:
         return self._tools
 
     async def call(
-        self, tool: MCPTool, args: Mapping[str, Any], meta: Mapping[str, Any] | None
+        self,
+        tool: MCPTool,
+        args: Mapping[str, Any],
+        meta: Mapping[str, Any] | None,
+        answer: Answer | None = None,
     ) -> ToolResult:
-        """``tool`` called with ``args`` (``meta``: the request's ``_meta``), within the
-        source's deadline, its answer as a ``ToolResult``."""
+        """``tool`` called with ``args`` (``meta``: the request's ``_meta``; ``answer``: a
+        human's answer to the question the call asked before), within the source's
+        deadline, its answer as a ``ToolResult``. A question the server asks (an
+        ``InputRequiredResult`` with one form elicitation) raises ``MCPInputRequired``."""
         import anyio
 
         source = self.source
@@ -183,14 +218,80 @@ class Connection:
         stop = self._stop  # this connection's: a lost one is ended, never its successor
         try:
             with anyio.fail_after(source.deadline):
-                answer = await client.call_tool(
-                    tool.remote, dict(args), meta=None if meta is None else dict(meta)
-                )
+                got = await self._send(client, tool.remote, args, meta, answer)
         except TimeoutError as exc:
             raise MCPTimeout(source.name, tool.remote, source.deadline) from exc
+        except (MCPError, MCPInputRequired):
+            raise
         except Exception as exc:
             raise self._failed(tool.remote, exc, stop=stop) from exc
-        return to_result(source.name, tool.remote, answer)
+        return to_result(source.name, tool.remote, got)
+
+    async def _send(
+        self,
+        client: Any,
+        remote: str,
+        args: Mapping[str, Any],
+        meta: Mapping[str, Any] | None,
+        answer: Answer | None,
+    ) -> Any:
+        """``tools/call`` until the server answers or asks a question: a listing gone
+        stale is read again and the call sent once more; a bare request state (no
+        question) is echoed back, 10 rounds at most."""
+        from mcp import MCPError as SDKError
+        from mcp_types import HEADER_MISMATCH, ElicitResult, InputRequiredResult
+
+        responses: dict[str, Any] | None = None
+        state = None if answer is None else answer.state
+        if answer is not None:
+            responses = {
+                answer.key: ElicitResult(action="decline")
+                if answer.value is None
+                else ElicitResult(action="accept", content=dict(answer.value))
+            }
+        relisted = False
+        for _ in range(_ROUNDS):
+            try:
+                got = await client.session.call_tool(
+                    remote,
+                    dict(args),
+                    meta=None if meta is None else dict(meta),
+                    input_responses=responses,
+                    request_state=state,
+                    allow_input_required=True,
+                )
+            except SDKError as exc:
+                if exc.code != HEADER_MISMATCH or relisted:
+                    raise
+                relisted = True  # the server's listing moved on: read it, send again
+                self._tools = listing(self.source, await _list(client))
+                continue
+            if not isinstance(got, InputRequiredResult):
+                return got
+            if got.input_requests:
+                raise self._question(remote, got)
+            responses, state = None, got.request_state
+        raise MCPError(self.source.name, remote, f"no answer after {_ROUNDS} rounds")
+
+    def _question(self, remote: str, asked: Any) -> Exception:
+        """The server's question as ``MCPInputRequired``: one form elicitation; any other
+        input request is an ``MCPError`` saying what hookline does not answer."""
+        from mcp_types import ElicitRequest, ElicitRequestFormParams
+
+        requests: Mapping[str, Any] = asked.input_requests
+        name = self.source.name
+        if len(requests) != 1:
+            problem = f"it asked {len(requests)} questions at once; hookline answers one at a time"
+            return MCPError(name, remote, problem)
+        ((key, request),) = requests.items()
+        params = request.params if isinstance(request, ElicitRequest) else None
+        if not isinstance(params, ElicitRequestFormParams):
+            what = getattr(request, "method", type(request).__name__)
+            problem = f"it asked for {what} (not a form); hookline answers form elicitations only"
+            return MCPError(name, remote, problem)
+        schema = dict(params.requested_schema)
+        state = asked.request_state
+        return MCPInputRequired(name, remote, params.message, schema=schema, key=key, state=state)
 
     async def close(self) -> None:
         """End the owner task: the client left, the transport closed."""

@@ -33,6 +33,7 @@ from hooks import (
     ToolResult,
 )
 from runner._errors import ModelTimeout
+from runner._mcp.hub import Answer
 from runner._mcp.listed import MCPTool
 from runner._models.deadline import Bounded, ends
 from runner._run.engine import KEY
@@ -103,7 +104,9 @@ async def tool_attempt(
     return Success(to_tool_result(outcome.unwrap())) if type(outcome) is Success else outcome
 
 
-async def mcp_attempt(settings: Settings, ctx: ToolContext, tool: MCPTool) -> Outcome[ToolResult]:
+async def mcp_attempt(
+    settings: Settings, ctx: ToolContext, tool: MCPTool, answer: Answer | None = None
+) -> Outcome[ToolResult]:
     """One call of an MCP server's ``tool`` on ``ctx.call.args``, on the runner's hub: a
     sync run blocks on it, an async run awaits it (cancelling the run cancels the call).
     In a durable run's tool step the request's ``_meta`` carries the step's idempotency
@@ -112,7 +115,7 @@ async def mcp_attempt(settings: Settings, ctx: ToolContext, tool: MCPTool) -> Ou
     assert hub is not None  # a plan has a toolbox only with a hub
     key = KEY.get(None)  # a durable run's tool step: the server may do the work once
     meta = None if key is None else {IDEMPOTENCY_META: key}
-    work = hub.connection(tool.source).call(tool, ctx.call.args, meta)
+    work = hub.connection(tool.source).call(tool, ctx.call.args, meta, answer)
     try:
         return Success(await hub.await_(work) if settings.is_async else hub.wait(work))
     except StopRun:

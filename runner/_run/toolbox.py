@@ -48,7 +48,12 @@ class Toolbox(Mapping[str, ToolInfo]):
         hub = self._hub
         listings: list[Listing] = []
         for source, last in zip(self._agent.sources, self._listings, strict=True):
-            work = hub.connection(source).listing()
+            connection = hub.connection(source)
+            current = connection.current()
+            if current is not None:  # connected, unchanged: no need to cross to the hub
+                listings.append(current)
+                continue
+            work = connection.listing()
             try:
                 listings.append(await hub.await_(work) if self._is_async else hub.wait(work))
             except Exception as exc:  # a server down: its last listing stays

@@ -24,6 +24,14 @@ PNG = base64.b64decode(
 )
 
 
+SURE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"sure": {"type": "boolean"}, "why": {"type": "string"}},
+    "required": ["sure"],
+}
+"""The schema of the answer ``confirm`` asks for."""
+
+
 def notes_server() -> MCPServer:
     """A notes server: read, write and delete notes, and tools that fail on purpose."""
     server = MCPServer("notes", log_level="CRITICAL")
@@ -90,6 +98,22 @@ def notes_server() -> MCPServer:
     def crash() -> str:
         """End the server's process at once (stdio and HTTP servers only)."""
         os._exit(1)
+
+    @server.tool(annotations=types.ToolAnnotations(destructive_hint=True))
+    def confirm(title: str, ctx: Context) -> str | types.InputRequiredResult:
+        """Delete a note once the user confirmed, asking them first (an elicitation)."""
+        answer = (ctx.input_responses or {}).get("confirm")
+        if answer is None:
+            form = types.ElicitRequestFormParams(message=f"Delete {title}?", requested_schema=SURE)
+            return types.InputRequiredResult(
+                input_requests={"confirm": types.ElicitRequest(params=form)},
+                request_state=f"deleting {title}",
+            )
+        assert isinstance(answer, types.ElicitResult)
+        if answer.action != "accept" or not (answer.content or {}).get("sure"):
+            return f"kept {title} ({answer.action})"
+        notes.pop(title, None)
+        return f"deleted {title} ({ctx.request_state}, {answer.content})"
 
     @server.tool()
     def pid() -> int:

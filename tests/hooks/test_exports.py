@@ -81,6 +81,7 @@ EXPORTED = [
     "Pause",
     "ReasoningPart",
     "Reject",
+    "Respond",
     "Result",
     "Retry",
     "Role",

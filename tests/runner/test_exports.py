@@ -115,6 +115,7 @@ EXPORTED = [
     "ProviderError",
     "ReasoningPart",
     "Reject",
+    "Respond",
     "Result",
     "ResumeRefused",
     "Retry",
