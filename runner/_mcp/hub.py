@@ -23,11 +23,13 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import os
+import sys
 import threading
 from collections.abc import Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar, final
+from typing import Any, Final, TextIO, TypeVar, final
 
 from hooks import ToolResult
 from runner._errors import MCPError, MCPInputRequired, MCPTimeout
@@ -364,7 +366,7 @@ class Connection:
 
     async def _client_for(self, stack: AsyncExitStack) -> Any:
         """The SDK's client for the source's transport (not yet entered)."""
-        from mcp import Client, StdioServerParameters
+        from mcp import Client, StdioServerParameters, stdio_client
 
         source = self.source
         options: dict[str, Any] = {"message_handler": self._on_message, "cache": None}
@@ -376,7 +378,7 @@ class Connection:
                 args=list(source.command[1:]),
                 env=None if source.env is None else dict(source.env),
             )
-            return Client(params, **options)
+            return Client(stdio_client(params, errlog=_errlog()), **options)
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -427,3 +429,16 @@ async def _list(client: Any) -> list[Any]:
         if not cursor:
             break
     return tools
+
+
+def _errlog() -> TextIO:
+    """Where a stdio server's stderr goes: this process's, or the one it started with when
+    ``sys.stderr`` was replaced by something with no file (a notebook, a test's capture)."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return open(os.devnull, "w")  # no stderr at all: the server's is dropped

@@ -159,3 +159,15 @@ def test_versions_benchmark_runs(
     [path] = used
     assert str(path) not in listed
     assert not path.parent.exists()
+
+
+@pytest.mark.subprocess
+def test_mcp_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The MCP benchmark times both transports and prints both ratios."""
+    from benchmarks import mcp
+
+    assert mcp.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("mcp/sdk") == 2
+    assert "stdio:" in out
+    assert "http:" in out

@@ -416,3 +416,21 @@ def test_durable_finishes_a_killed_run_without_repeating_finished_tools(
         ["hotel", "in", "Lisbon", "trip-1:5:call_2"],
         ["car", "in", "Lisbon", "trip-1:7:call_3"],
     ]
+
+
+def test_mcp_guard_pauses_destructive_calls_and_finishes_as_decided() -> None:
+    """Both deletions on the MCP notes server wait for a human, the write does not; one
+    deletion is rejected, the other approved, and the notes show it."""
+    from examples import mcp_guard
+
+    demo = mcp_guard.run_demo()
+    assert demo.paused.status == "paused"
+    assert [request.call.name for request in demo.paused.pending] == ["notes_delete"] * 2
+    assert demo.finished.output == "Done: wrote summary; keep draft-1; deleted draft-2."
+    assert sorted(demo.notes) == ["draft-1", "plan", "summary"]
+
+
+def test_mcp_guard_is_in_make_demo() -> None:
+    """`make demo` runs the MCP example too."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert "examples.mcp_guard" in makefile.split("demo:", 1)[1].split("\n\n", 1)[0]

@@ -220,3 +220,14 @@ def test_an_http_server_gets_the_given_headers(mode: Mode) -> None:
     finally:
         server.stop()
     assert [r.content for r in results(result)] == ["yes"]
+
+
+@pytest.mark.subprocess
+def test_a_stdio_server_starts_when_stderr_is_no_file(capsys: pytest.CaptureFixture[str]) -> None:
+    """Under a replaced ``sys.stderr`` (a notebook's, a test's capture: no file number) the
+    server's stderr goes to the process's own, and the server starts."""
+    assert capsys is not None  # sys.stderr is the capture now
+    agent = Agent("ops", scripted("notes_pid"), tools=[MCPTools("notes", command=STDIO)])
+    with Runner(agent) as runner:
+        result = runner.run("go")
+    assert int(results(result)[0].content) > 0
