@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TextIO, TypeVar, final
 
 from hooks import ToolResult
+from hooks._slots import slot_init
 from runner._errors import MCPError, MCPInputRequired, MCPTimeout
 from runner._mcp.listed import Listing, MCPTool, listing
 from runner._mcp.results import to_result
@@ -49,6 +50,7 @@ _ROUNDS: Final = 10  # tools/call rounds of one call at most (state echoed, list
 
 
 @final
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Answer:
     """A human's answer to a question a call asked: ``value`` (``None``: declined), sent
