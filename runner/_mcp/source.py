@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, NoReturn, final
+from typing import Any, Final, NoReturn, cast, final
 
 from runner._checks import got, is_list
 from runner._models.deadline import check_deadline
@@ -87,7 +87,7 @@ class MCPTools:
         if command is not None:
             if not is_list(command) or not command or not all(isinstance(a, str) for a in command):
                 _refuse(command, f"MCPTools {name!r} command", "a non-empty list of str (argv)")
-            argv = tuple(command)
+            argv = tuple(str(arg) for arg in command)  # each one a str, checked above
         if server is not None:
             _check_server(name, server)
         if env is not None and command is None:
@@ -142,12 +142,15 @@ def _check_server(name: str, server: object) -> None:
 
 
 def _strings(name: str, field: str, values: object) -> Mapping[str, str]:
-    if not isinstance(values, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str)
-        for k, v in values.items()  # pyright: ignore[reportUnknownVariableType]
-    ):
-        _refuse(values, f"MCPTools {name!r} {field}", "a mapping of str to str")
-    return types.MappingProxyType(dict(values))  # pyright: ignore[reportUnknownArgumentType]
+    """``values`` as a read-only copy, if it maps str to str; else a ``TypeError``."""
+    given: object = values
+    if not isinstance(values, Mapping):
+        _refuse(given, f"MCPTools {name!r} {field}", "a mapping of str to str")
+    pairs = cast("Mapping[object, object]", values).items()
+    copied = {key: value for key, value in pairs if isinstance(key, str) and isinstance(value, str)}
+    if len(copied) != len(pairs):
+        _refuse(given, f"MCPTools {name!r} {field}", "a mapping of str to str")
+    return types.MappingProxyType(copied)
 
 
 def _refuse(value: object, what: str, expected: str) -> NoReturn:
