@@ -53,9 +53,8 @@ def to_result(server: str, tool: str, answer: Any) -> ToolResult:
     return result
 
 
-def _image(data: object, media_type: object) -> ImagePart | None:
-    if not isinstance(data, str) or not isinstance(media_type, str):
-        return None
+def _image(data: str, media_type: str) -> ImagePart | None:
+    """The image ``data`` (base64) of ``media_type``, or ``None`` when it is no image."""
     try:
         raw = base64.b64decode(data, validate=True)
         return ImagePart(data=raw, media_type=media_type)
