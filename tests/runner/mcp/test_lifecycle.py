@@ -3,6 +3,7 @@ the extra missing, the inputs of ``MCPTools`` refused."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 
@@ -13,6 +14,8 @@ from runner import (
     Agent,
     MCPError,
     MCPTools,
+    ModelRequest,
+    ModelResponse,
     Runner,
     RunResult,
     ScriptedModel,
@@ -231,3 +234,68 @@ def test_a_stdio_server_starts_when_stderr_is_no_file(capsys: pytest.CaptureFixt
     with Runner(agent) as runner:
         result = runner.run("go")
     assert int(results(result)[0].content) > 0
+
+
+@pytest.mark.subprocess
+def test_a_stdio_server_killed_between_runs_is_started_again(mode: Mode) -> None:
+    """A server killed while no call was under way: the next call learns it (a transient
+    ``MCPError``: the SDK's session notices only when it sends), the one after reaches a
+    new server."""
+    import signal
+
+    errors = Errors()
+    model = ScriptedModel([calling(ToolCall("1", "notes_pid", {})), "done"] * 3)
+    agent = Agent("ops", model, tools=[MCPTools("notes", command=STDIO)], callbacks=[errors])
+    with Runner(agent) as runner:
+        first = int(results(drive(runner, mode, "go"))[0].content)
+        os.kill(first, signal.SIGKILL)
+        lost = results(drive(runner, mode, "go"))[0]
+        second = results(drive(runner, mode, "go"))[0]
+    (error,) = errors.seen
+    assert isinstance(error, MCPError)
+    assert error.transient
+    assert lost.is_error
+    assert int(second.content) not in (first, 0)
+
+
+class Meets:
+    """A model that calls ``notes_rendezvous`` for two, then answers, in every run."""
+
+    def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """The call, or the answer once the call's result is in."""
+        last = request.messages[-1]
+        if last.role == "tool":
+            return ModelResponse(last.content)
+        return calling(ToolCall("1", "notes_rendezvous", {"n": 2}))
+
+
+def test_sync_runs_in_threads_share_one_connection_at_once() -> None:
+    """Two sync runs on two threads call the server at the same time on the runner's one
+    connection: each call waits on the server until the other is under way."""
+    import concurrent.futures
+
+    agent = Agent("ops", Meets(), tools=[MCPTools("notes", server=notes_server())])
+    with Runner(agent) as runner, concurrent.futures.ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(runner.run, "go", session_id=f"s{n}") for n in range(2)]
+        done = [future.result(timeout=60) for future in runs]
+    assert [result.output for result in done] == ["met", "met"]
+
+
+@pytest.mark.subprocess
+def test_retry_transient_retries_a_call_on_a_lost_connection(
+    mode: Mode, waits: list[tuple[str, float]]
+) -> None:
+    """``RetryTransient`` retries the call that found the server gone: the retry starts a
+    new server, and the run never sees the loss."""
+    import signal
+
+    from runner import RetryPolicy, RetryTransient
+
+    model = ScriptedModel([calling(ToolCall("1", "notes_pid", {})), "done"] * 2)
+    agent = Agent("ops", model, tools=[MCPTools("notes", command=STDIO)])
+    with Runner(agent, retry=RetryPolicy(max_attempts=2), callbacks=[RetryTransient()]) as runner:
+        first = int(results(drive(runner, mode, "go"))[0].content)
+        os.kill(first, signal.SIGKILL)
+        second = results(drive(runner, mode, "go"))[0]
+    assert int(second.content) != first
+    assert len(waits) == 1
