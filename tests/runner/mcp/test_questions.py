@@ -176,3 +176,28 @@ def test_a_question_is_answered_from_another_process(tmp_path: Path) -> None:
     finally:
         server.stop()
     assert done.stdout.splitlines()[-1] == "deleted t (deleting t, {'sure': True, 'why': 'old'})"
+
+
+def test_a_sub_agents_mcp_tool_asks_and_the_run_resumes_inside_it(mode: Mode) -> None:
+    """A sub-agent's MCP tools are listed for its own turn; its tool's question pauses the
+    whole run, and the answer resumes the call inside the sub-agent's turn."""
+    clerk = Agent(
+        "clerk",
+        ScriptedModel([calling(ToolCall("c1", "notes_confirm", {"title": "t"})), "clerk done"]),
+        tools=[MCPTools("notes", server=notes_server())],
+        description="Deletes notes.",
+    )
+    boss = Agent(
+        "boss",
+        ScriptedModel([calling(ToolCall("b1", "clerk", {"request": "delete t"})), "all done"]),
+        sub_agents=[clerk],
+    )
+    with Runner(boss) as runner:
+        paused = drive(runner, mode, "go")
+        (request,) = paused.pending
+        assert (request.kind, request.agent, request.branch) == ("input", "clerk", "boss/clerk")
+        done = resume(runner, mode, paused.state, {request.id: Respond({"sure": True})})
+    assert done.output == "all done"
+    contents = [r.content for r in results(done)]
+    assert contents[0].startswith("deleted t")
+    assert contents[-1] == "clerk done"
