@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import importlib
+import inspect
 import logging
 import os
 import sys
@@ -29,7 +31,7 @@ import threading
 from collections.abc import Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Any, Final, TextIO, TypeVar, final
+from typing import Any, Final, TextIO, TypeVar, cast, final
 
 from hooks import ToolResult
 from hooks._slots import slot_init
@@ -46,6 +48,9 @@ T = TypeVar("T")
 
 _CLOSE_WAIT: Final = 10.0  # seconds close() waits for the connections to end
 _PAGES: Final = 100  # tools/list pages read at most: a server that pages forever cannot hang
+MODE: Final = "auto"
+"""How a connection agrees on the protocol (the SDK's ``Client(mode=)``): ``"auto"``
+asks the server and falls back to the handshake of older sessions."""
 _ROUNDS: Final = 10  # tools/call rounds of one call at most (state echoed, listing read again)
 
 
@@ -371,7 +376,13 @@ class Connection:
         from mcp import Client, StdioServerParameters, stdio_client
 
         source = self.source
-        options: dict[str, Any] = {"message_handler": self._on_message, "cache": None}
+        options: dict[str, Any] = {
+            "message_handler": self._on_message,
+            "cache": None,
+            "mode": MODE,
+        }
+        if source.elicit is not None:
+            options["elicitation_callback"] = self._elicit
         if source.server is not None:
             return Client(source.server, **options)
         if source.command is not None:
@@ -388,6 +399,31 @@ class Connection:
         headers = None if source.headers is None else dict(source.headers)
         http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
         return Client(streamable_http_client(source.url, http_client=http), **options)
+
+    async def _elicit(self, context: object, params: object) -> Any:
+        """A server's live question, answered by the source's ``elicit``: accepted with
+        its answer when that fits the schema, declined on ``None``, cancelled when it
+        raised or does not fit (logged)."""
+        from mcp_types import ElicitRequestFormParams, ElicitResult
+
+        answer = self.source.elicit
+        if answer is None or not isinstance(params, ElicitRequestFormParams):
+            return ElicitResult(action="decline")  # a URL elicitation: nothing to show it
+        schema = dict(params.requested_schema)
+        try:
+            if inspect.iscoroutinefunction(answer):
+                value = await answer(params.message, schema)
+            else:
+                value = await asyncio.to_thread(answer, params.message, schema)
+            if value is None:
+                return ElicitResult(action="decline")
+            if inspect.isawaitable(value):
+                value = await value
+            checked = _fitting(cast("object", value), schema)
+        except Exception:
+            logger.exception("MCP server %r: elicit failed on %r", self.source.name, params.message)
+            return ElicitResult(action="cancel")
+        return ElicitResult(action="accept", content=checked)
 
     async def _on_message(self, message: object) -> None:
         from mcp_types import ToolListChangedNotification
@@ -444,3 +480,15 @@ def _errlog() -> TextIO:
         except (AttributeError, OSError, ValueError):
             continue
     return open(os.devnull, "w")  # no stderr at all: the server's is dropped
+
+
+def _fitting(value: object, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``value`` as the answer ``schema`` asks for, else a ``TypeError`` or the schema's
+    ``ValidationError``."""
+    if not isinstance(value, Mapping):
+        msg = f"an answer must be a mapping (a JSON object), got {type(value).__name__}"
+        raise TypeError(msg)
+    answer = dict(cast("Mapping[str, Any]", value))
+    jsonschema: Any = importlib.import_module("jsonschema")  # comes with the mcp SDK
+    jsonschema.validate(answer, dict(schema))
+    return answer

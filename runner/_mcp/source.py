@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import types
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, NoReturn, cast, final
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final, NoReturn, TypeAlias, cast, final
 
 from runner._checks import got, is_list
 from runner._models.deadline import check_deadline
 from runner._tools.tools import check_tool_name
 
-__all__ = ["INSTALL", "MCPTools", "require_mcp"]
+__all__ = ["INSTALL", "Elicit", "MCPTools", "require_mcp"]
 
 INSTALL: Final = "pip install 'hookline[mcp]'"
+
+Elicit: TypeAlias = Callable[
+    [str, Mapping[str, Any]],
+    "Awaitable[Mapping[str, Any] | None] | Mapping[str, Any] | None",
+]
+"""An in-process answer to a server's live question: ``(message, schema) -> answer``
+(``None`` declines), plain or ``async def``."""
 
 
 def require_mcp(what: str) -> None:
@@ -44,11 +51,30 @@ class MCPTools:
     another tool of the agent, is left out (a warning on the ``runner`` logger says
     so). ``deadline`` bounds each call, in seconds: past it the call fails with
     ``MCPTimeout``. ``name`` is an identifier and a valid tool name; every input is
-    checked here. Immutable, and compared by identity: one object is one connection
-    per runner, however many agents list it.
+    checked here.
+
+    ``elicit`` answers, in this process, a question a server asks on the live connection
+    (an ``elicitation/create`` request: servers on sessions older than 2026-07-28, which
+    cannot wait for a resume): ``elicit(message, schema)`` (sync, run on a worker
+    thread, or ``async def``) returns the answer (a mapping, checked against the schema)
+    or ``None`` to decline. Without it such a question is refused. A 2026-07-28 server's
+    question pauses the run instead (a request of kind ``"input"``; ``Respond`` answers).
+
+    Immutable, and compared by identity: one object is one connection per runner,
+    however many agents list it.
     """
 
-    __slots__ = ("command", "deadline", "env", "headers", "name", "prefix", "server", "url")
+    __slots__ = (
+        "command",
+        "deadline",
+        "elicit",
+        "env",
+        "headers",
+        "name",
+        "prefix",
+        "server",
+        "url",
+    )
 
     def __init__(
         self,
@@ -61,6 +87,7 @@ class MCPTools:
         headers: Mapping[str, str] | None = None,
         prefix: bool = True,
         deadline: float = 60.0,
+        elicit: Elicit | None = None,
     ) -> None:
         require_mcp("MCPTools")
         given_name: object = name  # untyped callers may pass anything
@@ -106,6 +133,9 @@ class MCPTools:
             _refuse(prefix, f"MCPTools {name!r} prefix", "True or False")
         self.prefix: Final = prefix
         self.deadline: Final = check_deadline(f"MCPTools {name!r} deadline", deadline)
+        if elicit is not None and not callable(elicit):
+            _refuse(elicit, f"MCPTools {name!r} elicit", "a function (message, schema) or None")
+        self.elicit: Final = elicit
 
     @property
     def transport(self) -> str:

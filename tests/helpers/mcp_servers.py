@@ -18,6 +18,7 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -30,6 +31,12 @@ SURE: dict[str, Any] = {
     "required": ["sure"],
 }
 """The schema of the answer ``confirm`` asks for."""
+
+
+class Sure(BaseModel):
+    """The answer ``ask_live`` asks for."""
+
+    sure: bool
 
 
 def notes_server() -> MCPServer:
@@ -114,6 +121,14 @@ def notes_server() -> MCPServer:
             return f"kept {title} ({answer.action})"
         notes.pop(title, None)
         return f"deleted {title} ({ctx.request_state}, {answer.content})"
+
+    @server.tool()
+    async def ask_live(ctx: Context) -> str:
+        """Ask on the live connection (an elicitation/create request), as servers on
+        sessions older than 2026-07-28 do."""
+        answer = await ctx.elicit("Sure?", Sure)
+        data = getattr(answer, "data", None)
+        return f"{answer.action} {None if data is None else data.sure}"
 
     @server.tool()
     def pid() -> int:

@@ -172,6 +172,7 @@ def test_without_the_extra_mcp_tools_names_it(monkeypatch: pytest.MonkeyPatch) -
         ({"command": ["x"], "env": {"A": 1}}, TypeError, "mapping of str to str"),
         ({"url": "http://x", "prefix": 1}, TypeError, "True or False"),
         ({"url": "http://x", "deadline": 0}, ValueError, "deadline must be a positive"),
+        ({"url": "http://x", "elicit": 3}, TypeError, "a function"),
     ],
 )
 def test_mcp_tools_refuses_bad_inputs(

@@ -201,3 +201,72 @@ def test_a_sub_agents_mcp_tool_asks_and_the_run_resumes_inside_it(mode: Mode) ->
     contents = [r.content for r in results(done)]
     assert contents[0].startswith("deleted t")
     assert contents[-1] == "clerk done"
+
+
+@pytest.fixture
+def handshake(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Connections made with the handshake of sessions older than 2026-07-28, whose
+    servers ask their questions on the live connection."""
+    monkeypatch.setattr("runner._mcp.hub.MODE", "legacy")
+
+
+def ask_live(elicit: object) -> Agent:
+    """An agent calling ``notes_ask_live`` once, its server answered by ``elicit``."""
+    model = ScriptedModel([calling(ToolCall("c1", "notes_ask_live", {})), "done"])
+    return Agent("ops", model, tools=[MCPTools("notes", server=notes_server(), elicit=elicit)])  # type: ignore[arg-type]
+
+
+def live_answer(agent: Agent, mode: Mode) -> ToolResult:
+    """The one tool result of a run of ``agent``."""
+    with Runner(agent) as runner:
+        result = drive(runner, mode, "go")
+    assert result.status == "completed"
+    (only,) = results(result)
+    return only
+
+
+@pytest.mark.usefixtures("handshake")
+def test_a_live_question_is_answered_by_elicit_in_process(mode: Mode) -> None:
+    """``elicit(message, schema)`` answers a question asked on the live connection, sync
+    or async; its answer is checked against the schema; ``None`` declines."""
+    asked: list[tuple[str, object]] = []
+
+    def sure(message: str, schema: object) -> dict[str, object]:
+        asked.append((message, schema))
+        return {"sure": True}
+
+    async def unsure(message: str, schema: object) -> dict[str, object]:
+        return {"sure": False}
+
+    assert live_answer(ask_live(sure), mode).content == "accept True"
+    assert asked[0][0] == "Sure?"
+    assert live_answer(ask_live(unsure), mode).content == "accept False"
+    assert live_answer(ask_live(lambda message, schema: None), mode).content == "decline None"
+
+
+@pytest.mark.usefixtures("handshake")
+def test_an_elicit_that_fails_or_does_not_fit_cancels(
+    mode: Mode, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An answer that does not fit the schema, or an ``elicit`` that raises, cancels the
+    question (logged); the server decides what its call returns."""
+
+    def wrong(message: str, schema: object) -> dict[str, object]:
+        return {"sure": "very"}
+
+    def broken(message: str, schema: object) -> dict[str, object]:
+        raise RuntimeError("no human here")
+
+    assert live_answer(ask_live(wrong), mode).content == "cancel None"
+    assert live_answer(ask_live(broken), mode).content == "cancel None"
+    assert live_answer(ask_live(lambda message, schema: [1]), mode).content == "cancel None"
+    assert "elicit failed" in caplog.text
+
+
+@pytest.mark.usefixtures("handshake")
+def test_without_elicit_a_live_question_is_refused(mode: Mode) -> None:
+    """No ``elicit``: the SDK tells the server elicitation is not supported, and the call
+    fails."""
+    agent = ask_live(None)
+    result = live_answer(agent, mode)
+    assert result.is_error
