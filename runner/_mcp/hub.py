@@ -148,8 +148,9 @@ def _serve(loop: asyncio.AbstractEventLoop, started: threading.Event) -> None:
     loop.call_soon(started.set)
     try:
         loop.run_forever()
-    finally:
+    finally:  # its async generators finalized, its worker threads (a sync elicit's) joined
         loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()
 
 
@@ -167,7 +168,6 @@ class Connection:
         "_stale",
         "_stop",
         "_tools",
-        "session_id",
         "source",
     )
 
@@ -178,7 +178,6 @@ class Connection:
         self._opened: asyncio.Future[Any] | None = None  # the client, once connected
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
-        self.session_id: str | None = None  # the HTTP session's id, when the server gives one
 
     def current(self) -> Listing | None:
         """The tools listed, when connected and none changed since (safe from any thread,
