@@ -18,6 +18,7 @@ demo: $(STAMP)
 	$(BIN)/python -m examples.streaming
 	$(BIN)/python -m examples.approval
 	$(BIN)/python -m examples.providers
+	$(BIN)/python -m examples.mcp_guard
 
 # Every test under coverage.py (branches, the processes tests start too; the floor is
 # [tool.coverage.report] fail_under in pyproject.toml), then mypy, basedpyright, ruff and
@@ -63,6 +64,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.versions
 	$(BIN)/python -m benchmarks.responses_adapter
 	$(BIN)/python -m benchmarks.anthropic_adapter
+	$(BIN)/python -m benchmarks.mcp
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.

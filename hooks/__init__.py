@@ -74,7 +74,7 @@ from hooks._async_protocols import (
 )
 from hooks._compile import CompiledCallbacks, compile_callbacks
 from hooks._contexts import AgentContext, ModelContext, ToolContext
-from hooks._decisions import Approve, Decision, Edit, Reject
+from hooks._decisions import Approve, Decision, Edit, Reject, Respond
 from hooks._dispatch import Callbacks, run_after, run_before, run_on_error
 from hooks._errors import HookError, HookTimeout, InvalidCallbacks, InvalidResult, StopRun
 from hooks._events import AsyncObserver, HookEvent, Observer, OutcomeTag, observing
@@ -213,6 +213,7 @@ __all__ = [
     "Pause",
     "ReasoningPart",
     "Reject",
+    "Respond",
     "Result",
     "Retry",
     "Role",

@@ -1,4 +1,4 @@
-"""A human's decision on a paused tool call: ``Approve``, ``Edit`` or ``Reject``.
+"""A human's decision on a paused tool call: ``Approve``, ``Edit``, ``Reject`` or ``Respond``.
 
 A before hook that returned ``Pause`` sees the decision as ``ctx.decision`` when the
 run is resumed (``None`` on a first pass), so a guard can still refuse edited
@@ -7,7 +7,10 @@ arguments. What each decision does when the guards let the call through:
 - ``Approve()``: the call runs as the model asked;
 - ``Edit(args)``: the call runs with ``args`` instead;
 - ``Reject(message)``: the call does not run; the model sees an error tool result
-  carrying ``message``.
+  carrying ``message``;
+- ``Respond(value)``: the answer to a question a tool asked during its call (an MCP
+  server's elicitation: a request of kind ``"input"``), validated against the schema
+  the server sent; the call goes on with it. ``Reject`` declines such a question.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any, TypeAlias, final
 
 from hooks._slots import slot_init
 
-__all__ = ["Approve", "Decision", "Edit", "Reject"]
+__all__ = ["Approve", "Decision", "Edit", "Reject", "Respond"]
 
 
 @final
@@ -66,5 +69,28 @@ class Reject:
             raise TypeError(msg)
 
 
-Decision: TypeAlias = Approve | Edit | Reject
+@final
+@slot_init
+@dataclass(frozen=True, slots=True)
+class Respond:
+    """Answer the question a paused call's tool asked with ``value`` (a JSON object of
+    str keys, which must fit the question's schema)."""
+
+    value: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        value: object = self.value
+        if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+            msg = f"Respond value must be a mapping of str keys (a JSON object), got {value!r:.80}"
+            raise TypeError(msg)
+        object.__setattr__(self, "value", MappingProxyType(dict(value)))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Respond and dict(self.value) == dict(other.value)
+
+    def __hash__(self) -> int:
+        return hash((Respond, repr(sorted(self.value.items()))))
+
+
+Decision: TypeAlias = Approve | Edit | Reject | Respond
 """What a human decides on a paused call."""

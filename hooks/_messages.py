@@ -199,20 +199,28 @@ class ModelResponse:
 class ToolResult:
     """A tool's answer as the model will see it; ``is_error`` marks a failed call.
 
-    ``parts`` holds images and files the tool gives back beside its text.
+    ``parts`` holds images and files the tool gives back beside its text;
+    ``structured`` the JSON object a tool answers beside its text (an MCP tool's
+    ``structuredContent``, checked against its ``ToolInfo.output_schema`` by the
+    server), which the model does not see: hooks and the result's reader do. It takes
+    no part in the result's hash.
     """
 
     content: str
     is_error: bool = False
     parts: tuple[ImagePart | FilePart, ...] = ()
+    structured: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         content: object = self.content
         is_error: object = self.is_error
+        structured: object = self.structured
         if type(content) is not str and not isinstance(content, str):
             _refuse(self, "content", "a str", content)
         if type(is_error) is not bool:
             _refuse(self, "is_error", "a bool", is_error)
+        if structured is not None and not isinstance(structured, Mapping):
+            _refuse(self, "structured", "a mapping (a JSON object) or None", structured)
         if self.parts or type(self.parts) is not tuple:
             _check_parts(self, self.parts, (ImagePart, FilePart), "tool result")
 

@@ -14,6 +14,7 @@
   ``hookline[anthropic]``);
 - ready-made error handlers: ``RetryTransient``, ``FallbackModel``, ``AsyncFallbackModel``;
 - tools: plain functions (``FunctionTool``) or objects with ``name`` and ``run(args)``;
+  ``MCPTools`` adds an MCP server's tools under the same hooks (extra ``hookline[mcp]``);
 - what a run leaves: ``RunResult`` and its typed ``Event`` records; ``Runner.stream``
   yields them as they happen, with ``TextDelta`` pieces (the ``on_delta`` hook sees each);
 - pause and resume: a ``before_tool`` hook's ``Pause`` ends the run ``"paused"`` with
@@ -100,6 +101,7 @@ from hooks import (
     Pause,
     ReasoningPart,
     Reject,
+    Respond,
     Result,
     Retry,
     Role,
@@ -139,6 +141,9 @@ from runner._durable.runner import DurableRunner
 from runner._errors import (
     InvalidDecisions,
     MaxStepsExceeded,
+    MCPError,
+    MCPTimeout,
+    MCPToolError,
     ModelTimeout,
     ProviderError,
     ResumeRefused,
@@ -173,6 +178,7 @@ from runner._events import (
     ToolResultEvent,
     UserMessageEvent,
 )
+from runner._mcp.source import MCPTools
 from runner._models.anthropic.model import AnthropicModel
 from runner._models.deadline import time_left
 from runner._models.handlers import AsyncFallbackModel, FallbackModel, RetryTransient
@@ -266,6 +272,10 @@ __all__ = [
     "InvalidResult",
     "Invocation",
     "LoopGuard",
+    "MCPError",
+    "MCPTimeout",
+    "MCPToolError",
+    "MCPTools",
     "MaxStepsExceeded",
     "Message",
     "Model",
@@ -295,6 +305,7 @@ __all__ = [
     "ProviderError",
     "ReasoningPart",
     "Reject",
+    "Respond",
     "Result",
     "ResumeRefused",
     "Retry",

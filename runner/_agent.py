@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from hooks import InvalidCallbacks, ToolInfo, ToolSpec
 from runner._checks import got, is_list
+from runner._mcp.source import MCPTools
 from runner._models.protocols import AsyncModel, Model
 from runner._tools.tools import (
     AsyncTool,
@@ -27,7 +28,8 @@ __all__ = ["Agent"]
 class Agent:
     """An agent: what ``Runner`` drives.
 
-    ``tools`` are functions or tool objects; ``callbacks`` apply to this agent only
+    ``tools`` are functions, tool objects or ``MCPTools`` (an MCP server's tools,
+    listed when a run first needs them; kept in ``sources``); ``callbacks`` apply to this agent only
     (after the runner's); each of ``sub_agents`` is offered to this agent's model as
     a tool named after it, taking one argument ``request: str``. ``instruction``
     opens every request as a system message.
@@ -49,6 +51,7 @@ class Agent:
         "model_has_agenerate",
         "model_is_async",
         "name",
+        "sources",
         "specs",
         "sub_agents",
         "tool_is_async",
@@ -98,9 +101,19 @@ class Agent:
         self.description: Final = description or instruction or f"Ask the {name} agent."
         self.callbacks: Final = tuple(callbacks)
         self.sub_agents: Final = tuple(sub_agents)
+        sources: list[MCPTools] = []
         functions: dict[str, Tool | AsyncTool] = {}
-        for tool in map(as_tool, tools):
+        for given in tools:
+            if isinstance(given, MCPTools):
+                if any(given.name == source.name for source in sources):
+                    msg = f"agent {name!r} has two MCPTools named {given.name!r}"
+                    raise ValueError(msg)
+                sources.append(given)
+                continue
+            tool = as_tool(given)
             _add_unique(functions, tool.name, tool, name)
+        # The MCP servers this agent takes tools from: listed by a run, not here.
+        self.sources: Final = tuple(sources)
         tools_: dict[str, Tool | AsyncTool | Agent] = dict(functions)
         for sub in self.sub_agents:
             checked: object = sub  # untyped callers may pass anything
@@ -159,7 +172,8 @@ class Agent:
             raise AttributeError(msg, name=name, obj=self)
 
     def __repr__(self) -> str:
-        return f"Agent({self.name!r}, tools={list(self.tools)!r})"
+        servers = f", mcp={[source.name for source in self.sources]!r}" if self.sources else ""
+        return f"Agent({self.name!r}, tools={list(self.tools)!r}{servers})"
 
     @staticmethod
     def _spec(tool: Tool | AsyncTool | Agent) -> ToolSpec:

@@ -14,6 +14,10 @@
           +-- SessionBusy (also RuntimeError)         another run holds the session's lease
           +-- ProviderError                           a model server's answer is no answer
           +-- ModelTimeout (also TimeoutError)        a model call passed its deadline
+          +-- MCPError                                an MCP server could not answer a call
+          |    +-- MCPTimeout (also TimeoutError)     an MCP call passed its deadline
+          +-- MCPToolError                            an MCP tool answered with isError
+          +-- MCPInputRequired                        an MCP tool asked a question (a pause)
 
 Tool errors reach ``on_tool_error`` like any exception a tool raises; unrecovered,
 they become an error ``ToolResult`` the model sees.
@@ -21,12 +25,17 @@ they become an error ``ToolResult`` the model sees.
 
 from __future__ import annotations
 
-from typing import final
+from collections.abc import Mapping
+from typing import Any, final
 
-from hooks import HookError
+from hooks import HookError, ToolResult
 
 __all__ = [
     "InvalidDecisions",
+    "MCPError",
+    "MCPInputRequired",
+    "MCPTimeout",
+    "MCPToolError",
     "MaxStepsExceeded",
     "ModelTimeout",
     "ProviderError",
@@ -134,7 +143,9 @@ class ResumeRefused(RunnerError, RuntimeError):
 @final
 class InvalidDecisions(RunnerError, ValueError):
     """``resume``'s decisions do not fit the paused run's requests: ``missing`` request ids
-    got no decision, ``unknown`` ones name no request, ``wrong`` got no ``Decision``."""
+    got no decision, ``unknown`` ones name no request, ``wrong`` got no ``Decision``;
+    ``misfit`` says by request id why its decision cannot answer it (a kind the request
+    does not allow, a ``Respond`` whose value does not fit the question's schema)."""
 
     def __init__(
         self,
@@ -143,11 +154,13 @@ class InvalidDecisions(RunnerError, ValueError):
         missing: tuple[str, ...] = (),
         unknown: tuple[str, ...] = (),
         wrong: tuple[str, ...] = (),
+        misfit: Mapping[str, str] | None = None,
     ) -> None:
         self.run_id = run_id
         self.missing = missing
         self.unknown = unknown
         self.wrong = wrong
+        self.misfit = {} if misfit is None else dict(misfit)
         parts: list[str] = []
         if missing:
             parts.append(f"no decision for pending request(s) {', '.join(missing)}")
@@ -156,8 +169,9 @@ class InvalidDecisions(RunnerError, ValueError):
         if wrong:
             parts.append(
                 f"request(s) {', '.join(wrong)} got something other than "
-                "Approve(), Edit(args) or Reject(message)"
+                "Approve(), Edit(args), Reject(message) or Respond(value)"
             )
+        parts.extend(f"request {key}: {problem}" for key, problem in self.misfit.items())
         super().__init__(f"run {run_id!r}: {'; '.join(parts)}")
 
 
@@ -224,3 +238,87 @@ class ModelTimeout(RunnerError, TimeoutError):
         self.url = url
         at = f" at {url}" if url is not None else ""
         super().__init__(f"model {model!r}{at} did not answer within its deadline of {deadline:g}s")
+
+
+class MCPError(RunnerError):
+    """An MCP server gave no answer to a call: ``problem`` says why.
+
+    ``server`` is the ``MCPTools`` name, ``tool`` the server's own tool name (``None``
+    when listing the tools failed), ``code`` the JSON-RPC error code when the server
+    sent one. ``transient`` says whether the same call may well succeed again: a lost
+    connection (the next call reconnects) or a deadline is, an error the server
+    answered is not; ``RetryTransient`` reads it.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        tool: str | None,
+        problem: str,
+        *,
+        code: int | None = None,
+        transient: bool = False,
+    ) -> None:
+        self.server = server
+        self.tool = tool
+        self.problem = problem
+        self.code = code
+        self.transient = transient
+        what = f"tool {tool!r}" if tool is not None else "listing the tools"
+        coded = f" (code {code})" if code is not None else ""
+        super().__init__(f"MCP server {server!r}, {what}: {problem}{coded}")
+
+
+@final
+class MCPTimeout(MCPError, TimeoutError):
+    """An MCP call did not finish within its ``deadline`` (seconds); transient."""
+
+    def __init__(self, server: str, tool: str | None, deadline: float) -> None:
+        self.deadline = deadline
+        super().__init__(
+            server, tool, f"no answer within the deadline of {deadline:g}s", transient=True
+        )
+
+
+@final
+class MCPToolError(RunnerError):
+    """An MCP tool answered its call with ``isError: true``: ``content`` is its text.
+
+    ``result`` is the whole answer as a ``ToolResult`` (its parts and structured
+    content included), for an error hook that recovers with what the tool said.
+    """
+
+    def __init__(self, server: str, tool: str, result: ToolResult) -> None:
+        self.server = server
+        self.tool = tool
+        self.content = result.content
+        self.result = result
+        super().__init__(f"MCP tool {tool!r} of server {server!r} failed: {result.content}")
+
+
+@final
+class MCPInputRequired(RunnerError):
+    """An MCP tool asked a question during its call (an elicitation in an
+    ``InputRequiredResult``): ``message`` and the ``schema`` of the answer it wants,
+    ``key`` and ``state`` what the call sends back with the answer.
+
+    Never seen by hooks: the call pauses with a request of kind ``"input"``.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        tool: str,
+        message: str,
+        *,
+        schema: Mapping[str, Any],
+        key: str,
+        state: str | None,
+    ) -> None:
+        self.server = server
+        self.tool = tool
+        self.message = message
+        self.schema = schema
+        self.key = key
+        self.state = state
+        super().__init__(f"MCP tool {tool!r} of server {server!r} asks: {message}")

@@ -10,12 +10,9 @@ read where it is needed, never passed as an argument.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
-from typing import Final
+from runner._run.engine import KEY
 
 __all__ = ["KEY", "idempotency_key"]
-
-KEY: Final[ContextVar[str]] = ContextVar("hookline_idempotency_key")
 
 
 def idempotency_key() -> str:

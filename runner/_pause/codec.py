@@ -136,21 +136,27 @@ def decode_tool_call(data: object, *, where: str = "tool_call") -> ToolCall:
 
 
 def encode_tool_result(result: ToolResult) -> dict[str, Any]:
-    """``result`` as a dict; ``parts`` only when it has some."""
+    """``result`` as a dict; ``parts`` and ``structured`` only when it has them."""
     encoded: dict[str, Any] = {"content": result.content, "is_error": result.is_error}
     if result.parts:
         encoded["parts"] = [encode_part(part) for part in result.parts]
+    if result.structured is not None:
+        encoded["structured"] = dict(result.structured)
     return encoded
 
 
 def decode_tool_result(data: object, *, where: str = "tool_result") -> ToolResult:
     """The ``ToolResult`` ``data`` encodes; a ``ValueError`` naming the field if it is malformed."""
-    fields = _object(data, where, ("content",), ("is_error", "parts"))
+    fields = _object(data, where, ("content",), ("is_error", "parts", "structured"))
     is_error = fields.get("is_error", False)
     if type(is_error) is not bool:
         _refuse(f"{where}.is_error", "a boolean", is_error)
     parts = cast("tuple[ImagePart | FilePart, ...]", _parts(fields, where, ("image", "file")))
-    return ToolResult(_str(fields["content"], f"{where}.content"), is_error, parts)
+    structured: object = fields.get("structured")
+    if structured is not None and not isinstance(structured, dict):
+        _refuse(f"{where}.structured", "an object", structured)
+    content = _str(fields["content"], f"{where}.content")
+    return ToolResult(content, is_error, parts, cast("dict[str, Any] | None", structured))
 
 
 def encode_usage(usage: Usage) -> dict[str, Any]:

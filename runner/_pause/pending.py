@@ -25,17 +25,24 @@ from hooks._slots import slot_init
 
 __all__ = [
     "ALLOWED",
+    "ANSWERS",
     "DecisionKind",
     "Frame",
     "Held",
     "HeldBatch",
     "Paused",
     "PendingRequest",
+    "Question",
+    "RequestKind",
     "request_id",
 ]
 
-DecisionKind: TypeAlias = Literal["approve", "edit", "reject"]
+DecisionKind: TypeAlias = Literal["approve", "edit", "reject", "respond"]
 ALLOWED: Final[tuple[DecisionKind, ...]] = ("approve", "edit", "reject")
+ANSWERS: Final[tuple[DecisionKind, ...]] = ("respond", "reject")
+"""The decisions on a request of kind ``"input"``: answer the question, or decline it."""
+
+RequestKind: TypeAlias = Literal["call", "input"]
 
 
 def _frozen() -> Mapping[str, Any]:
@@ -57,6 +64,13 @@ class PendingRequest:
     ``call`` is the call as the guards last saw it (name, args, call id), ``reason``
     the ``Pause``'s, ``agent`` / ``branch`` where it was called, ``allowed`` the
     decisions a resume may give (``"approve"``, ``"edit"``, ``"reject"``).
+
+    A request of ``kind`` ``"input"`` is a question the call's tool asked while it ran
+    (an MCP server's elicitation): ``reason`` is the server's message, ``schema`` the
+    JSON schema of the answer it wants, ``question`` what the resumed call sends back
+    with the answer (the server's key of the question and its opaque request state);
+    ``allowed`` is then ``("respond", "reject")``: ``Respond(value)`` answers,
+    ``Reject`` declines.
     """
 
     id: str
@@ -65,6 +79,19 @@ class PendingRequest:
     agent: str
     branch: str
     allowed: tuple[DecisionKind, ...] = ALLOWED
+    kind: RequestKind = "call"
+    schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    question: Question | None = None
+
+
+@slot_init
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A tool's question in a paused call, as its resumed call answers it: the server's
+    ``key`` of the question and its ``state`` (opaque, echoed back; ``None`` if none)."""
+
+    key: str
+    state: str | None = None
 
 
 @slot_init
@@ -161,16 +188,27 @@ class Paused(Exception):  # a signal up the loop, never seen: caught where its l
 
     ``Paused(reason, call=call)``: a ``before_tool`` hook paused ``call`` (as the guards
     last saw it) for ``reason``; the tool call makes it a ``PendingRequest``.
-    ``Paused(frame=frame)``: an agent turn paused, standing as ``frame``; the parent's
+    ``Paused(message, call=call, schema=..., question=...)``: the call's tool asked a
+    question (``message``, answered as ``schema`` says). ``Paused(frame=frame)``: an
+    agent turn paused, standing as ``frame``; the parent's
     tool call that ran it holds it as a child, and the run keeps the root's as its
     state. Whatever it crosses on the way (a wrap, a span) sees this one type: a pause,
     never an error. Its text is the reason, or the paused turn's branch.
     """
 
     def __init__(
-        self, reason: str = "", *, call: ToolCall | None = None, frame: Frame | None = None
+        self,
+        reason: str = "",
+        *,
+        call: ToolCall | None = None,
+        frame: Frame | None = None,
+        schema: Mapping[str, Any] | None = None,
+        question: Question | None = None,
     ) -> None:
         super().__init__(reason if frame is None else frame.branch)
         self.reason: Final = reason
         self.call: Final = call
         self.frame: Final = frame
+        # A question the call's tool asked (an MCP elicitation): a request of kind "input".
+        self.schema: Final = schema
+        self.question: Final = question

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias, TypeVar, cast, get_args, overload
 
-from hooks import Approve, Decision, Edit, Reject, StateKey, Usage
+from hooks import Approve, Decision, Edit, Reject, Respond, StateKey, Usage
 from hooks._slots import slot_init
 from runner._pause.codec import (
     _list,
@@ -36,7 +36,7 @@ from runner._pause.codec import (
     encode_tool_result,
     encode_usage,
 )
-from runner._pause.pending import Frame, PendingRequest
+from runner._pause.pending import DecisionKind, Frame, PendingRequest, Question
 
 __all__ = ["MAX_STATE_CHARS", "SCHEMA", "RunState", "StateStatus", "encode_decision"]
 
@@ -282,7 +282,7 @@ def _table(data: object, where: str) -> Mapping[str, object]:
 
 
 def encode_decision(decision: Decision) -> dict[str, Any]:
-    """A decision as JSON data: ``{"kind": "approve" | "edit" | "reject", ...}``."""
+    """A decision as JSON data: ``{"kind": "approve" | "edit" | "reject" | "respond", ...}``."""
     match decision:
         case Approve():
             return {"kind": "approve"}
@@ -290,19 +290,25 @@ def encode_decision(decision: Decision) -> dict[str, Any]:
             return {"kind": "edit", "args": dict(args)}
         case Reject(message):
             return {"kind": "reject", "message": message}
+        case Respond(value):
+            return {"kind": "respond", "value": dict(value)}
 
 
 def decode_decision(data: object, where: str) -> Decision:
     """The decision ``encode_decision`` wrote; a field another kind has is refused too."""
-    kind = _str(_object(data, where, ("kind",), ("args", "message"))["kind"], f"{where}.kind")
+    fields = _object(data, where, ("kind",), ("args", "message", "value"))
+    kind = _str(fields["kind"], f"{where}.kind")
     if kind == "approve":
         _object(data, where, ("kind",), ())
         return Approve()
     if kind == "edit":
         args = _object(data, where, ("kind", "args"), ())["args"]
         return Edit(dict(_table(args, f"{where}.args")))
+    if kind == "respond":
+        value = _object(data, where, ("kind", "value"), ())["value"]
+        return Respond(dict(_table(value, f"{where}.value")))
     if kind != "reject":
-        _refuse(f"{where}.kind", "'approve', 'edit' or 'reject'", kind)
+        _refuse(f"{where}.kind", "'approve', 'edit', 'reject' or 'respond'", kind)
     message = _object(data, where, ("kind", "message"), ())["message"]
     return Reject(_str(message, f"{where}.message"))
 
@@ -363,7 +369,7 @@ def _decode_frame(data: object, where: str) -> Frame:
 
 
 def _encode_request(request: PendingRequest) -> dict[str, Any]:
-    return {
+    encoded: dict[str, Any] = {
         "id": request.id,
         "call": encode_tool_call(request.call),
         "reason": request.reason,
@@ -371,20 +377,53 @@ def _encode_request(request: PendingRequest) -> dict[str, Any]:
         "branch": request.branch,
         "allowed": list(request.allowed),
     }
+    if request.kind != "call":  # a question's: the server's schema, key and state
+        encoded["kind"] = request.kind
+        encoded["schema"] = None if request.schema is None else dict(request.schema)
+        question = request.question
+        encoded["question"] = (
+            None if question is None else {"key": question.key, "state": question.state}
+        )
+    return encoded
 
 
 def _decode_request(data: object, where: str) -> PendingRequest:
-    fields = _object(data, where, ("id", "call", "reason", "agent", "branch", "allowed"), ())
+    fields = _object(
+        data,
+        where,
+        ("id", "call", "reason", "agent", "branch", "allowed"),
+        ("kind", "schema", "question"),
+    )
     allowed = _list(fields["allowed"], f"{where}.allowed")
-    kinds = ("approve", "edit", "reject")
+    kinds = ("approve", "edit", "reject", "respond")
     for index, kind in enumerate(allowed):
         if kind not in kinds:
-            _refuse(f"{where}.allowed[{index}]", "'approve', 'edit' or 'reject'", kind)
+            _refuse(f"{where}.allowed[{index}]", "'approve', 'edit', 'reject' or 'respond'", kind)
+    kind = fields.get("kind", "call")
+    if kind not in ("call", "input"):
+        _refuse(f"{where}.kind", "'call' or 'input'", kind)
+    schema = fields.get("schema")
+    if schema is not None:
+        schema = dict(_table(schema, f"{where}.schema"))
     return PendingRequest(
         id=_str(fields["id"], f"{where}.id"),
         call=decode_tool_call(fields["call"], where=f"{where}.call"),
         reason=_str(fields["reason"], f"{where}.reason"),
         agent=_str(fields["agent"], f"{where}.agent"),
         branch=_str(fields["branch"], f"{where}.branch"),
-        allowed=cast("tuple[Literal['approve', 'edit', 'reject'], ...]", tuple(allowed)),
+        allowed=cast("tuple[DecisionKind, ...]", tuple(allowed)),
+        kind=kind,
+        schema=schema,
+        question=_question(fields.get("question"), f"{where}.question"),
+    )
+
+
+def _question(data: object, where: str) -> Question | None:
+    if data is None:
+        return None
+    fields = _object(data, where, ("key", "state"), ())
+    state = fields["state"]
+    return Question(
+        _str(fields["key"], f"{where}.key"),
+        None if state is None else _str(state, f"{where}.state"),
     )

@@ -33,15 +33,21 @@ from hooks import (
     ToolResult,
 )
 from runner._errors import ModelTimeout
+from runner._mcp.hub import Answer
+from runner._mcp.listed import MCPTool
 from runner._models.deadline import Bounded, ends
+from runner._run.engine import KEY
 from runner._run.plan import Plan
 from runner._run.settings import Settings
 from runner._run.streamed import Streamed, stream_model
 from runner._tools.tools import AsyncTool, Tool
 
-__all__ = ["model_attempt", "to_tool_result", "tool_attempt"]
+__all__ = ["mcp_attempt", "model_attempt", "to_tool_result", "tool_attempt"]
 
 A = TypeVar("A")
+
+IDEMPOTENCY_META: Final = "hookline/idempotency-key"
+"""The ``_meta`` key of an MCP call's idempotency key in a durable run."""
 
 
 async def model_attempt(
@@ -96,6 +102,26 @@ async def tool_attempt(
     else:
         outcome = _caught(tool.run, ctx.call.args)
     return Success(to_tool_result(outcome.unwrap())) if type(outcome) is Success else outcome
+
+
+async def mcp_attempt(
+    settings: Settings, ctx: ToolContext, tool: MCPTool, answer: Answer | None = None
+) -> Outcome[ToolResult]:
+    """One call of an MCP server's ``tool`` on ``ctx.call.args``, on the runner's hub: a
+    sync run blocks on it, an async run awaits it (cancelling the run cancels the call).
+    In a durable run's tool step the request's ``_meta`` carries the step's idempotency
+    key as ``"hookline/idempotency-key"``."""
+    hub = settings.hub
+    assert hub is not None  # a plan has a toolbox only with a hub
+    key = KEY.get(None)  # a durable run's tool step: the server may do the work once
+    meta = None if key is None else {IDEMPOTENCY_META: key}
+    work = hub.connection(tool.source).call(tool, ctx.call.args, meta, answer)
+    try:
+        return Success(await hub.await_(work) if settings.is_async else hub.wait(work))
+    except StopRun:
+        raise
+    except Exception as exc:
+        return Failure(exc)
 
 
 def to_tool_result(value: object) -> ToolResult:

@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any, Protocol, assert_never
+from typing import Any, Final, Protocol, assert_never
 
 from hooks import (
     Decision,
@@ -24,16 +24,28 @@ from hooks import (
     Message,
     ModelResponse,
     Outcome,
+    Respond,
     Success,
     ToolCall,
     ToolContext,
     ToolResult,
 )
 from runner._agent import Agent
-from runner._errors import ToolArgumentsError, UnknownToolError
+from runner._errors import MCPInputRequired, ToolArgumentsError, UnknownToolError
 from runner._events import PauseEvent, ToolCallEvent, ToolResultEvent
-from runner._pause.pending import Frame, Held, HeldBatch, Paused, PendingRequest, request_id
-from runner._run.attempts import tool_attempt
+from runner._mcp.hub import Answer
+from runner._pause.pending import (
+    ALLOWED,
+    ANSWERS,
+    Frame,
+    Held,
+    HeldBatch,
+    Paused,
+    PendingRequest,
+    Question,
+    request_id,
+)
+from runner._run.attempts import mcp_attempt, tool_attempt
 from runner._run.engine import IN_PROCESS
 from runner._run.guarded import TOOL, guarded
 from runner._run.plan import Plan
@@ -44,6 +56,10 @@ from runner._sessions.transcript import Conversation, Transcript
 from runner._tools.arguments import UnparsedArguments
 
 __all__ = ["Run", "batch"]
+
+# A resumed call that answers its tool's question: a Reject declines the question (the
+# call goes on, the server decides), so no stand-in result replaces the call.
+_ANSWERED: Final = replace(TOOL, refused=None)
 
 
 class Run(Protocol):
@@ -173,6 +189,7 @@ async def tool_call(
     """
     decision: Decision | None = None
     child: Frame | None = None
+    answer: Answer | None = None
     if frame is not None:
         ran = frame.results.get(call.id)
         if ran is not None:
@@ -182,6 +199,7 @@ async def tool_call(
         if request is not None:  # the call as the human was shown it (same id and tool)
             decision = run.decisions[request.id]
             call = request.call
+            answer = _answer(request, decision)
         child = frame.children.get(call.id)
         if type(decision) is Edit:
             call = replace(call, args=decision.args)
@@ -190,25 +208,32 @@ async def tool_call(
     operation = guarded(
         settings,
         plan,
-        TOOL,
+        TOOL if answer is None else _ANSWERED,
         ToolContext(plan.invocation, call, 1, settings.retry.max_attempts, decision),
-        execute=partial(_tool, run, plan, record=record, frame=child),
+        execute=partial(_tool, run, plan, record=record, frame=child, answer=answer),
         record=record,
     )
     tracer = settings.tracer  # traced: inside the call's execute_tool span
     try:
         outcome, ctx = await (
-            operation if tracer is None else tracer.tool(plan.agent, call, operation)
+            operation
+            if tracer is None
+            else tracer.tool(plan.agent, call, plan.invocation.tools.get(call.name), operation)
         )
     except Paused as paused:
         if paused.call is None:  # a sub-agent this call ran paused: its turn's frame
             return Held(None, paused.frame)
+        question = paused.question
         request = PendingRequest(
             request_id(run.id, plan.branch, step, call.id),
             paused.call,
             paused.reason,
             plan.agent.name,
             plan.branch,
+            ALLOWED if question is None else ANSWERS,
+            "call" if question is None else "input",
+            paused.schema,
+            question,
         )
         record.add(PauseEvent(plan.name, plan.branch, plan.clock(), request=request))
         return Held(request, None)
@@ -231,14 +256,17 @@ async def _tool(
     *,
     record: Record,
     frame: Frame | None,
+    answer: Answer | None = None,
 ) -> Outcome[ToolResult]:
     """One attempt at ``ctx.call``: a tool, or a sub-agent's whole turn (``frame``: the
-    sub-agent's paused turn, when a resumed run goes on inside it). A tool's attempt
-    streams nothing (``streamed`` is ``None``); a sub-agent's model streams its own."""
+    sub-agent's paused turn, when a resumed run goes on inside it), or an MCP server's
+    tool (``answer``: the human's answer to the question it asked before the pause). A
+    tool's attempt streams nothing (``streamed`` is ``None``); a sub-agent's model
+    streams its own."""
     agent, call = plan.agent, ctx.call
     tool = agent.tools.get(call.name)
     if tool is None:
-        return Failure(UnknownToolError(call.name, tuple(agent.tools)))
+        return await _listed(run, plan, ctx, answer)
     if isinstance(call.args, UnparsedArguments):  # the model's text was no JSON object
         return Failure(ToolArgumentsError(call.name, call.args.raw, call.args.problem))
     if not isinstance(tool, Agent):
@@ -262,6 +290,44 @@ async def _tool(
         sub, message, Conversation(Transcript()), record, frame, call_id=call.id
     )
     return Success(ToolResult(response.text))
+
+
+async def _listed(
+    run: Run, plan: Plan, ctx: ToolContext, answer: Answer | None
+) -> Outcome[ToolResult]:
+    """One attempt at a call of a tool an MCP server of the agent lists, through the
+    run's engine; a name no server lists either is an ``UnknownToolError``. A question
+    the server asked pauses the call (``Paused`` with the question, never offered to
+    the error hooks)."""
+    call, toolbox = ctx.call, plan.toolbox
+    listed = None if toolbox is None else toolbox.find(call.name)
+    if listed is None:
+        offered = tuple(plan.agent.tools if toolbox is None else toolbox)
+        return Failure(UnknownToolError(call.name, offered))
+    if isinstance(call.args, UnparsedArguments):
+        return Failure(ToolArgumentsError(call.name, call.args.raw, call.args.problem))
+    settings = run.settings
+    if settings.engine is IN_PROCESS:
+        outcome = await mcp_attempt(settings, ctx, listed, answer)
+    else:
+        attempt = partial(mcp_attempt, settings, ctx, listed, answer)
+        outcome = await settings.engine.tool(plan.branch, call, attempt)
+    if type(outcome) is Failure:
+        asked = outcome.failure()
+        if isinstance(asked, MCPInputRequired):
+            question = Question(asked.key, asked.state)
+            raise Paused(asked.message, call=call, schema=asked.schema, question=question)
+    return outcome
+
+
+def _answer(request: PendingRequest, decision: Decision) -> Answer | None:
+    """What a resumed call sends its server for a question it asked: ``Respond``'s value,
+    or ``None`` (declined) for ``Reject``; ``None`` for a request that is no question."""
+    question = request.question
+    if request.kind != "input" or question is None:
+        return None
+    value = decision.value if type(decision) is Respond else None
+    return Answer(question.key, question.state, value)
 
 
 def _request_of(args: Mapping[str, Any]) -> str | None:

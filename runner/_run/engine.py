@@ -25,11 +25,16 @@ import functools
 import secrets
 import time
 from collections.abc import Callable, Coroutine
+from contextvars import ContextVar
 from typing import Any, Final, Protocol, TypeAlias, final
 
 from hooks import ModelResponse, Outcome, ToolCall, ToolResult
 
-__all__ = ["IN_PROCESS", "Engine", "InProcess", "ModelAttempt", "ToolAttempt"]
+__all__ = ["IN_PROCESS", "KEY", "Engine", "InProcess", "ModelAttempt", "ToolAttempt"]
+
+KEY: Final[ContextVar[str]] = ContextVar("hookline_idempotency_key")
+"""The idempotency key of the tool attempt under way, set by a durable engine around each
+tool step (``runner.idempotency_key()`` reads it; an MCP call sends it in its ``_meta``)."""
 
 ModelAttempt: TypeAlias = Callable[[], Coroutine[Any, Any, Outcome[ModelResponse]]]
 """One model attempt, made by the loop: run it to get its outcome."""

@@ -7,8 +7,8 @@ fresh run needs, claims the session on this launcher and takes its lease in the 
 that blocks, the lease is taken and given back in a thread, ``runner._run.offload``).
 What differs between an ordinary and a durable run is plain data handed down: the
 engine, the run id, the store the loop sees. ``close`` refuses new runs and releases
-what the launcher made (its thread pools, its own in-memory store) once the last run
-under way has ended.
+what the launcher made (its thread pools, its own in-memory store, its MCP
+connections) once the last run under way has ended.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Final, final
 from hooks import Callbacks, CompiledCallbacks, Decision, DispatchPolicy, Message, compile_callbacks
 from runner._agent import Agent
 from runner._checks import check_id, check_type, positive_float, positive_int, store_hint
+from runner._mcp.hub import Hub
 from runner._models.deadline import DEFAULT_MODEL_DEADLINE, check_deadline
 from runner._pause.runstate import RunState
 from runner._pause.seal import checked_keys
@@ -56,6 +57,7 @@ class Launcher:
         "_blocks",
         "_closed",
         "_executor",
+        "_hub",
         "_lock",
         "_owns_executor",
         "_owns_sessions",
@@ -105,7 +107,10 @@ class Launcher:
         self.tracer: Final = tracer
         self._owns_sessions: Final = sessions is None
         self.sessions: Final[SessionStore] = InMemorySessions() if sessions is None else sessions
-        self._table: Final = CallbackTable(callbacks, tuple(agent.walk()))
+        agents = tuple(agent.walk())
+        self._table: Final = CallbackTable(callbacks, agents)
+        # The MCP connections of this runner's agents: made on first use, closed with it.
+        self._hub: Final = Hub() if any(each.sources for each in agents) else None
         self._owns_executor: Final = executor is None
         self._executor: Executor | None = executor
         self._blocks: Final = blocks(self.sessions)  # whether its calls may block the loop
@@ -310,6 +315,7 @@ class Launcher:
                 model_deadline=self.model_deadline,
                 channel=channel,
                 tracer=self.tracer,
+                hub=self._hub,
             ),
             sessions=self.sessions if sessions is None else sessions,
             lease=lease,
@@ -434,7 +440,10 @@ class Launcher:
             raise RuntimeError(msg)
 
     def _release(self) -> None:
-        """Shut the pool the launcher made and forget the sessions it made."""
+        """Shut the pool the launcher made, close its MCP connections (stdio servers
+        stopped) and forget the sessions it made."""
+        if self._hub is not None:
+            self._hub.close()
         if self._owns_executor and self._executor is not None:
             try:
                 asyncio.get_running_loop()

@@ -52,6 +52,7 @@ from runner._agent import Agent
 from runner._run.callbacks import AgentSetup
 from runner._run.drive import Carried, Carrier
 from runner._run.settings import Settings
+from runner._run.toolbox import Toolbox
 from runner._run.tracer import RECORDING
 
 __all__ = ["Plan"]
@@ -93,14 +94,22 @@ class Plan:
         "observers",
         "policy",
         "system",
+        "toolbox",
         "tracer",
         "wrapped",
     )
 
     def __init__(
-        self, agent: Agent, invocation: Invocation, setup: AgentSetup, settings: Settings
+        self,
+        agent: Agent,
+        invocation: Invocation,
+        setup: AgentSetup,
+        settings: Settings,
+        toolbox: Toolbox | None = None,
     ) -> None:
         self.agent: Final = agent
+        # An agent with MCP servers: its tools now, listed ones too (its invocation's tools).
+        self.toolbox: Final = toolbox
         # Where and when, the first fields of every event record: name, branch, clock().
         self.name: Final = agent.name
         self.branch: Final = invocation.branch

@@ -18,15 +18,16 @@ in force, not how they were configured.
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType, ModuleType
-from typing import cast
+from typing import Any, Final, cast
 
-from hooks import Approve, Decision, Edit, Reject
+from hooks import Approve, Decision, Edit, Reject, Respond
 from runner._agent import Agent
 from runner._errors import InvalidDecisions, ResumeRefused
-from runner._pause.pending import Frame, request_id
+from runner._pause.pending import DecisionKind, Frame, PendingRequest, request_id
 from runner._pause.runstate import RunState
 
 __all__ = ["check_callbacks", "checked_decisions", "describe"]
@@ -92,13 +93,46 @@ def checked_decisions(
     wrong = tuple(
         str(key)
         for key, decision in given.items()
-        if key in known and not isinstance(decision, Approve | Edit | Reject)
+        if key in known and not isinstance(decision, Approve | Edit | Reject | Respond)
     )
     if missing or unknown or wrong:
         raise InvalidDecisions(state.run_id, missing=missing, unknown=unknown, wrong=wrong)
+    for request in state.pending:
+        misfit = _misfit(request, cast("Decision", given[request.id]))
+        if misfit is not None:
+            raise InvalidDecisions(state.run_id, misfit={request.id: misfit})
     every: dict[str, Decision] = dict(state.decisions)
     every.update({key: cast("Decision", given[key]) for key in pending})
     return state, MappingProxyType(every)
+
+
+_KINDS: Final[dict[type, DecisionKind]] = {
+    Approve: "approve",
+    Edit: "edit",
+    Reject: "reject",
+    Respond: "respond",
+}
+
+
+def _misfit(request: PendingRequest, decision: Decision) -> str | None:
+    """Why ``decision`` cannot answer ``request`` (a kind it does not allow, an answer that
+    does not fit the question's schema), or ``None`` when it can."""
+    kind = _KINDS[type(decision)]
+    if kind not in request.allowed:
+        return f"it takes {' or '.join(request.allowed)}, got {kind}"
+    if type(decision) is not Respond or request.schema is None:
+        return None
+    # jsonschema comes with the mcp SDK, the only source of questions (and has no stubs).
+    jsonschema: Any = importlib.import_module("jsonschema")
+
+    try:
+        jsonschema.validate(dict(decision.value), dict(request.schema))
+    except jsonschema.ValidationError as error:
+        where = "/".join(str(part) for part in error.absolute_path) or "the answer"
+        return f"the answer does not fit the question's schema: {where}: {error.message}"
+    except jsonschema.SchemaError as error:
+        return f"the question's schema is no valid JSON schema: {error.message}"
+    return None
 
 
 def _bind(run_id: str, root: Agent, frame: Frame) -> None:
@@ -129,7 +163,8 @@ def _bind(run_id: str, root: Agent, frame: Frame) -> None:
             problem = f"its request {request.id!r} is not the one its paused call {call.id!r} made"
             raise ResumeRefused(run_id, problem)
         tool = agent.tools.get(call.name)
-        if call.id in frame.requests and tool is None:
+        # An agent with MCP servers may hold it: the call finds it when it runs again.
+        if call.id in frame.requests and tool is None and not agent.sources:
             problem = f"agent {agent.name!r} has no tool {call.name!r} for paused call {call.id!r}"
             raise ResumeRefused(run_id, problem)
         child = frame.children.get(call.id)

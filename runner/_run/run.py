@@ -63,6 +63,7 @@ from runner._run.record import Record
 from runner._run.resume import describe
 from runner._run.settings import Settings
 from runner._run.streamed import Streamed
+from runner._run.toolbox import Toolbox
 from runner._run.tracer import RECORDING
 from runner._sessions.leases import RunLease
 from runner._sessions.store import Session, SessionStore
@@ -142,10 +143,23 @@ class Run:
         """The plan of ``agent`` at ``branch``, made once per run."""
         plan = self._plans.get(branch)
         if plan is None:
-            invocation = Invocation(  # id, agent, branch, user_id, session_id, state, tools
-                self.id, agent.name, branch, self.user_id, self.session_id, self.state, agent.infos
+            settings = self.settings
+            hub = settings.hub
+            toolbox = (
+                None
+                if not agent.sources or hub is None
+                else Toolbox(agent, hub, is_async=settings.is_async)
             )
-            plan = Plan(agent, invocation, self._setups[id(agent)], self.settings)
+            invocation = Invocation(  # id, agent, branch, user_id, session_id, state, tools
+                self.id,
+                agent.name,
+                branch,
+                self.user_id,
+                self.session_id,
+                self.state,
+                agent.infos if toolbox is None else toolbox,
+            )
+            plan = Plan(agent, invocation, self._setups[id(agent)], settings, toolbox)
             self._plans[branch] = plan
         return plan
 
@@ -370,6 +384,13 @@ class Run:
             case _:
                 assert_never(final)
 
+    async def _renew(self, lease: RunLease) -> None:
+        """Hold the session's lease on (off the loop, on a store that blocks)."""
+        if self.offload is None:
+            lease.acquire()
+        else:
+            await self.offload.call(lease.acquire)
+
     async def loop(
         self,
         plan: Plan,
@@ -384,7 +405,10 @@ class Run:
         A resumed turn first finishes the batch of tool calls it paused in.
         """
         agent, settings = plan.agent, self.settings
+        toolbox = plan.toolbox
         if frame is not None:
+            if toolbox is not None:  # the paused calls' tools listed before they go on
+                await toolbox.refresh()
             held = await batch(
                 self, plan, frame.calls, history, record, step=frame.step, frame=frame
             )
@@ -398,11 +422,9 @@ class Run:
                 raise MaxStepsExceeded(agent.name, settings.max_steps)
             lease = self.lease
             if lease is not None and lease.due():
-                if self.offload is None:
-                    lease.acquire()
-                else:
-                    await self.offload.call(lease.acquire)
-            request = ModelRequest(history.messages.headed(plan.system), agent.specs)
+                await self._renew(lease)
+            specs = agent.specs if toolbox is None else await toolbox.refresh()
+            request = ModelRequest(history.messages.headed(plan.system), specs)
             outcome, _ = await guarded(
                 settings,
                 plan,

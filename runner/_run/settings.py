@@ -9,6 +9,7 @@ from concurrent.futures import Executor
 from typing import Final, final
 
 from hooks import DispatchPolicy, Usage
+from runner._mcp.hub import Hub
 from runner._retry import RetryPolicy
 from runner._run.engine import Engine
 from runner._run.tracer import Tracer
@@ -43,13 +44,15 @@ class Settings:
     ``engine`` executes the run's model and tool attempts and is its only source of
     time, ids and retry waits (``runner._run.engine``): the in-process one, or a durable
     one. ``channel`` and ``tracer`` are where a streamed run's deltas and a traced run's
-    spans go. Made once per run, so a plain slotted class (set once, read-only to type
-    checkers) rather than a frozen dataclass, whose every field costs a call to set.
+    spans go; ``hub`` holds the runner's MCP connections. Made once per run, so a plain
+    slotted class (set once, read-only to type checkers) rather than a frozen dataclass,
+    whose every field costs a call to set.
     """
 
     __slots__ = (
         "channel",
         "engine",
+        "hub",
         "is_async",
         "max_steps",
         "meter",
@@ -75,6 +78,7 @@ class Settings:
         meter: Meter | None = None,
         channel: Channel | None = None,
         tracer: Tracer | None = None,
+        hub: Hub | None = None,
     ) -> None:
         self.retry: Final = retry
         self.max_steps: Final = max_steps
@@ -87,3 +91,4 @@ class Settings:
         self.meter: Final = Meter() if meter is None else meter
         self.channel: Final = channel  # a streamed run's: deltas and events as they happen
         self.tracer: Final = tracer  # a traced run's: its spans (Runner(tracer_provider=...))
+        self.hub: Final = hub  # the runner's MCP connections, when an agent has MCPTools

@@ -21,6 +21,7 @@ from hooks import (
     OutcomeTag,
     ToolCall,
     ToolContext,
+    ToolInfo,
     ToolResult,
     Trace,
 )
@@ -65,9 +66,11 @@ class Tracer(Protocol):
         self,
         agent: Agent,
         call: ToolCall,
+        info: ToolInfo | None,
         operation: Awaitable[tuple[Outcome[ToolResult], ToolContext]],
     ) -> Awaitable[tuple[Outcome[ToolResult], ToolContext]]:
-        """Await ``operation``, ``call`` under its hooks, inside its span."""
+        """Await ``operation``, ``call`` under its hooks, inside its span (``info``: the
+        called tool, ``None`` for a name the agent does not offer)."""
         ...
 
     def hook(

@@ -14,10 +14,12 @@ from __future__ import annotations
 import base64
 import json
 import os
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, cast
 
 from hooks import FilePart, ImagePart, Message, ModelResponse, Part, ReasoningPart, ToolCall, Usage
+from runner._mcp.source import MCPTools
 from runner._tools.arguments import UnparsedArguments
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "TOOL_TYPE",
     "capture_from_env",
     "input_messages",
+    "mcp_attributes",
     "model_of",
     "output_messages",
     "system_instructions",
@@ -73,6 +76,12 @@ INPUT_MESSAGES: Final = "gen_ai.input.messages"
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
 SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
 ERROR_TYPE: Final = "error.type"
+# The MCP conventions' (gen-ai/mcp.md), on the execute_tool span of an MCP server's tool.
+MCP_METHOD: Final = "mcp.method.name"
+NETWORK_TRANSPORT: Final = "network.transport"
+SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
+MCP_SERVER: Final = "hookline.mcp.server"  # hookline's own: the MCPTools name
 # hookline's own: which run, where in the agent tree, which attempt of an operation.
 RUN_ID: Final = "hookline.run.id"
 BRANCH: Final = "hookline.agent.branch"
@@ -208,3 +217,23 @@ def _call(call: ToolCall) -> dict[str, Any]:
 
 def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def mcp_attributes(source: MCPTools) -> dict[str, str | int]:
+    """The attributes of a call of one of ``source``'s tools: the method, the server's
+    name, the transport (``pipe`` for stdio, ``tcp`` for HTTP, none in-process) and an
+    HTTP server's address and port."""
+    attributes: dict[str, str | int] = {MCP_METHOD: "tools/call", MCP_SERVER: source.name}
+    if source.command is not None:
+        attributes[NETWORK_TRANSPORT] = "pipe"
+    elif source.url is not None:
+        attributes[NETWORK_TRANSPORT] = "tcp"
+        url = urllib.parse.urlsplit(source.url)
+        if url.hostname:
+            attributes[SERVER_ADDRESS] = url.hostname
+        try:
+            port = url.port
+        except ValueError:  # a port out of range: none recorded
+            port = None
+        attributes[SERVER_PORT] = port or (443 if url.scheme == "https" else 80)
+    return attributes

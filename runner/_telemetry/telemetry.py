@@ -63,6 +63,7 @@ from hooks import (
     Success,
     ToolCall,
     ToolContext,
+    ToolInfo,
     ToolResult,
     Trace,
     __version__,
@@ -91,6 +92,7 @@ from runner._telemetry.genai import (
     TOOL_TYPE,
     capture_from_env,
     input_messages,
+    mcp_attributes,
     model_of,
     output_messages,
     system_instructions,
@@ -279,23 +281,20 @@ class Telemetry:
         self,
         agent: Agent,
         call: ToolCall,
+        info: ToolInfo | None,
         operation: Awaitable[tuple[Outcome[ToolResult], ToolContext]],
     ) -> tuple[Outcome[ToolResult], ToolContext]:
-        """Await ``operation``, ``call`` under its hooks, inside its ``execute_tool`` span."""
+        """Await ``operation``, ``call`` under its hooks, inside its ``execute_tool`` span;
+        an MCP server's tool is an ``extension`` with the MCP conventions' attributes."""
         span = start(
             self._tracer,
             f"execute_tool {call.name}",
             kind=SpanKind.INTERNAL,
-            attributes={
-                OPERATION: "execute_tool",
-                TOOL_NAME: call.name,
-                TOOL_CALL_ID: call.id,
-                TOOL_TYPE: "function",  # run by the application; a sub-agent's too
-            },
+            attributes=_tool_attributes(agent, call, info),
         )
         recording = span.is_recording()
         if recording:
-            description = _description(agent, call.name)
+            description = "" if info is None else info.description
             if description:
                 span.set_attribute(TOOL_DESCRIPTION, description)
             if self.capture:
@@ -334,8 +333,19 @@ class Telemetry:
         decided(point, tag, traced, ctx=ctx, error=error, result=result)
 
 
-def _description(agent: Agent, name: str) -> str:
-    for spec in agent.specs:
-        if spec.name == name:
-            return spec.description
-    return ""
+def _tool_attributes(agent: Agent, call: ToolCall, info: ToolInfo | None) -> dict[str, str | int]:
+    """An ``execute_tool`` span's first attributes; an MCP server's tool is an
+    ``extension`` with the MCP conventions' attributes."""
+    attributes: dict[str, str | int] = {
+        OPERATION: "execute_tool",
+        TOOL_NAME: call.name,
+        TOOL_CALL_ID: call.id,
+        TOOL_TYPE: "function",  # run by the application; a sub-agent's too
+    }
+    server = None if info is None else info.server
+    if server is not None:
+        for source in agent.sources:
+            if source.name == server:
+                attributes[TOOL_TYPE] = "extension"  # run by a server the agent reaches
+                attributes.update(mcp_attributes(source))
+    return attributes

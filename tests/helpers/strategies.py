@@ -81,7 +81,11 @@ def parts_for(role: str) -> st.SearchStrategy[tuple[Part, ...]]:
 
 
 tool_results = st.builds(
-    ToolResult, texts, st.booleans(), st.lists(shown_parts, max_size=2).map(tuple)
+    ToolResult,
+    texts,
+    st.booleans(),
+    st.lists(shown_parts, max_size=2).map(tuple),
+    st.none() | st.dictionaries(texts, json_values, max_size=3),
 )
 counts = st.integers(min_value=0, max_value=2**40)
 usages = st.builds(Usage, counts, counts, counts, counts)

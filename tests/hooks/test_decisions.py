@@ -1,4 +1,4 @@
-"""A human's decisions on a paused call: ``Approve``, ``Edit`` and ``Reject``."""
+"""A human's decisions on a paused call: ``Approve``, ``Edit``, ``Reject`` and ``Respond``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from types import MappingProxyType
 
 import pytest
 
-from hooks import Approve, Edit, Reject
+from hooks import Approve, Edit, Reject, Respond
 
 
 def test_approve_is_a_value() -> None:
@@ -71,3 +71,37 @@ def test_reject_carries_a_str_message() -> None:
     assert hash(Reject("x")) == hash(Reject("x"))
     with pytest.raises(AttributeError):
         Reject("x").message = "y"  # type: ignore[misc]
+
+
+def test_respond_keeps_a_read_only_copy_of_its_value() -> None:
+    """The answer is copied when the decision is made and cannot be changed through it."""
+    given = {"sure": True}
+    respond = Respond(given)
+    given["sure"] = False
+    assert dict(respond.value) == {"sure": True}
+    with pytest.raises(TypeError):
+        respond.value["sure"] = False  # type: ignore[index]
+    assert dict(Respond().value) == {}
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(["x"], "['x']"), ({1: "x"}, "{1: 'x'}"), (True, "True")]
+)
+def test_respond_value_must_be_a_json_object(value: object, shown: str) -> None:
+    """An answer is a mapping of str keys: anything else is refused, with what was given."""
+    with pytest.raises(TypeError) as caught:
+        Respond(value)  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        f"Respond value must be a mapping of str keys (a JSON object), got {shown}"
+    )
+
+
+def test_responds_compare_and_hash_by_their_value() -> None:
+    """Equal values: equal and one hash, whatever the key order; an Edit of the same
+    mapping is another decision."""
+    assert Respond({"a": 1, "b": 2}) == Respond({"b": 2, "a": 1})
+    assert hash(Respond({"a": 1, "b": 2})) == hash(Respond({"b": 2, "a": 1}))
+    assert Respond({"a": 1}) != Respond({"a": 2})
+    other: object = Edit({"a": 1})
+    assert Respond({"a": 1}) != other
+    assert hash(Respond({"a": 1})) != hash(Edit({"a": 1}))

@@ -85,6 +85,7 @@ EXPORTED = [
     "Pause",
     "ReasoningPart",
     "Reject",
+    "Respond",
     "Result",
     "Retry",
     "Role",

@@ -59,6 +59,12 @@ class Text(str):
         (lambda: UntypedResult(42), "ToolResult.content", "a str", "int 42"),
         (lambda: UntypedResult("ok", is_error="no"), "ToolResult.is_error", "a bool", "str 'no'"),
         (lambda: UntypedResult("ok", is_error=1), "ToolResult.is_error", "a bool", "int 1"),
+        (
+            lambda: UntypedResult("ok", structured=[1]),
+            "ToolResult.structured",
+            "a mapping (a JSON object) or None",
+            "list [1]",
+        ),
         (lambda: UntypedMessage("robot", "hi"), "Message.role", "one of 'system'", "str 'robot'"),
         (lambda: UntypedMessage("user", b"hi"), "Message.content", "a str", "bytes"),
         (
@@ -250,3 +256,11 @@ def test_subclasses_of_tool_call_are_tool_calls() -> None:
     call = TracedCall("c1", "add")
     assert ModelResponse("", (call,)).tool_calls == (call,)
     assert Message("assistant", "", tool_calls=(call,)).tool_calls == (call,)
+
+
+def test_a_tool_results_structured_content_is_compared_but_not_hashed() -> None:
+    """``structured`` (a dict) tells results apart, and leaves them hashable."""
+    result = ToolResult("5", structured={"result": 5})
+    assert result != ToolResult("5")
+    assert result == ToolResult("5", structured={"result": 5})
+    assert hash(result) == hash(ToolResult("5"))

@@ -196,3 +196,15 @@ def test_anthropic_adapter_benchmark_runs(capsys: pytest.CaptureFixture[str]) ->
     assert "per delta" in out
     assert "adapter's own work" in out
     assert "targets:" in out
+
+
+@pytest.mark.subprocess
+def test_mcp_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The MCP benchmark times both transports and prints both ratios."""
+    from benchmarks import mcp
+
+    assert mcp.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("mcp/sdk") == 2
+    assert "stdio:" in out
+    assert "http:" in out

@@ -508,3 +508,21 @@ def test_quickstart_runs_against_an_anthropic_server(monkeypatch: pytest.MonkeyP
     }
     assert "jane.doe@example.com" not in json.dumps(server.bodies)
     assert "<email>" in json.dumps(server.bodies[-1])
+
+
+def test_mcp_guard_pauses_destructive_calls_and_finishes_as_decided() -> None:
+    """Both deletions on the MCP notes server wait for a human, the write does not; one
+    deletion is rejected, the other approved, and the notes show it."""
+    from examples import mcp_guard
+
+    demo = mcp_guard.run_demo()
+    assert demo.paused.status == "paused"
+    assert [request.call.name for request in demo.paused.pending] == ["notes_delete"] * 2
+    assert demo.finished.output == "Done: wrote summary; keep draft-1; deleted draft-2."
+    assert sorted(demo.notes) == ["draft-1", "plan", "summary"]
+
+
+def test_mcp_guard_is_in_make_demo() -> None:
+    """`make demo` runs the MCP example too."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert "examples.mcp_guard" in makefile.split("demo:", 1)[1].split("\n\n", 1)[0]

@@ -269,10 +269,10 @@ def test_retry_after_from_the_openai_sdks_errors() -> None:
 
 @pytest.mark.subprocess
 def test_importing_runner_imports_no_provider_sdk() -> None:
-    """``import runner`` (and its handlers) loads neither openai nor httpx2."""
+    """``import runner`` (and its handlers) loads neither openai nor httpx2, nor the mcp SDK."""
     code = (
         "import sys, runner; "
-        "sdks = {'openai', 'httpx2', 'httpx'}; "
+        "sdks = {'openai', 'httpx2', 'httpx', 'mcp', 'mcp_types'}; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in sdks))"
     )
     done = subprocess.run(

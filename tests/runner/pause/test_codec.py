@@ -230,6 +230,11 @@ def test_a_malformed_message_names_the_field_what_it_must_be_and_what_it_is(
         ),
         (decode_tool_result, "x", "tool_result must be an object, got str 'x'"),
         (
+            decode_tool_result,
+            {"content": "x", "structured": [1]},
+            "tool_result.structured must be an object, got list [1]",
+        ),
+        (
             decode_usage,
             {"input_tokens": -1},
             "usage.input_tokens must be an integer >= 0, got int -1",
@@ -287,6 +292,16 @@ def test_args_decode_to_a_plain_dict_whatever_mapping_was_encoded() -> None:
 def test_a_tool_result_defaults_to_no_error() -> None:
     """A result without is_error is a successful one."""
     assert decode_tool_result({"content": "x"}) == ToolResult("x")
+
+
+def test_a_tool_results_structured_content_round_trips() -> None:
+    """``structured`` (an MCP tool's structuredContent) is kept, and left out when None."""
+    result = ToolResult("5", structured={"result": 5, "items": [1, {"a": None}]})
+    encoded = encode_tool_result(result)
+    assert encoded["structured"] == {"result": 5, "items": [1, {"a": None}]}
+    assert decode_tool_result(encoded) == result
+    assert "structured" not in encode_tool_result(ToolResult("5"))
+    assert decode_tool_result(encoded) != ToolResult("5")
 
 
 # -- the paths errors name (mutation-test hardening) -------------------------------------

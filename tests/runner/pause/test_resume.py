@@ -308,6 +308,6 @@ def test_a_decision_that_is_no_decision_is_named_with_the_run(mode: Mode) -> Non
     assert (caught.value.run_id, caught.value.wrong) == (state.run_id, (request.id,))
     assert str(caught.value) == (
         f"run {state.run_id!r}: request(s) {request.id} got something other than "
-        "Approve(), Edit(args) or Reject(message)"
+        "Approve(), Edit(args), Reject(message) or Respond(value)"
     )
     assert deletes.deleted == []

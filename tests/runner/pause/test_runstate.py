@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hooks import Approve, Decision, Edit, Reject
+from hooks import Approve, Decision, Edit, Reject, Respond
 from runner import Message, PendingRequest, RunState, ToolCall, ToolResult, Usage
-from runner._pause.pending import Frame
+from runner._pause.pending import Frame, Question
 from tests.helpers import ROOT
 from tests.helpers.strategies import json_values, messages, tool_calls, tool_results, usages
 
@@ -28,9 +28,21 @@ decisions: st.SearchStrategy[Decision] = st.one_of(
     st.just(Approve()),
     st.builds(Edit, st.dictionaries(names, json_values, max_size=3)),
     st.builds(Reject, names),
+    st.builds(Respond, st.dictionaries(names, json_values, max_size=3)),
 )
 requests = st.builds(
     PendingRequest, names, tool_calls, names, names, names, st.just(("approve", "edit", "reject"))
+) | st.builds(
+    PendingRequest,
+    names,
+    tool_calls,
+    names,
+    names,
+    names,
+    st.just(("respond", "reject")),
+    st.just("input"),
+    st.none() | st.dictionaries(names, json_values, max_size=3),
+    st.none() | st.builds(Question, names, st.none() | names),
 )
 
 
@@ -112,7 +124,7 @@ def _valid() -> dict[str, Any]:
         (lambda d: d.update(extra=1), "run_state.extra must be absent"),
         (
             lambda d: d.update(decisions={"x": {"kind": "maybe"}}),
-            "run_state.decisions.x.kind must be 'approve', 'edit' or 'reject'",
+            "run_state.decisions.x.kind must be 'approve', 'edit', 'reject' or 'respond'",
         ),
         (
             lambda d: d.update(decisions={"x": {"kind": "reject"}}),
@@ -348,8 +360,10 @@ def _put(data: dict[str, Any], path: Path_, value: object) -> None:
 
 
 FRAME_FIELDS = "'agent', 'branch', 'message', 'messages', 'step', 'results', 'requests', 'children'"
-REQUEST_FIELDS = "'id', 'call', 'reason', 'agent', 'branch', 'allowed'"
-KINDS = "'approve', 'edit' or 'reject'"
+REQUEST_FIELDS = (
+    "'id', 'call', 'reason', 'agent', 'branch', 'allowed', 'kind', 'schema', 'question'"
+)
+KINDS = "'approve', 'edit', 'reject' or 'respond'"
 C1 = "run_state.frame.requests.c1"
 B1 = "run_state.frame.children.b1"
 
@@ -416,7 +430,7 @@ WRONG_FIELDS: list[tuple[Path_, object, str]] = [
         ("decisions", "req_r", "extra"),
         1,
         "run_state.decisions.req_r.extra must be absent "
-        "(the known fields are 'kind', 'args', 'message'), got int 1",
+        "(the known fields are 'kind', 'args', 'message', 'value'), got int 1",
     ),
     (("frame",), [], "run_state.frame must be an object, got list []"),
     (
@@ -472,6 +486,23 @@ WRONG_FIELDS: list[tuple[Path_, object, str]] = [
         f"{C1}.reason must be a string, got NoneType None",
     ),
     (("frame", "requests", "c1", "agent"), 1, f"{C1}.agent must be a string, got int 1"),
+    (
+        ("frame", "requests", "c1", "kind"),
+        "ask",
+        f"{C1}.kind must be 'call' or 'input', got str 'ask'",
+    ),
+    (("frame", "requests", "c1", "schema"), [1], f"{C1}.schema must be an object, got list [1]"),
+    (("frame", "requests", "c1", "question"), 1, f"{C1}.question must be an object, got int 1"),
+    (
+        ("frame", "requests", "c1", "question"),
+        {"key": 1, "state": None},
+        f"{C1}.question.key must be a string, got int 1",
+    ),
+    (
+        ("frame", "requests", "c1", "question"),
+        {"key": "k", "state": 2},
+        f"{C1}.question.state must be a string, got int 2",
+    ),
     (("frame", "requests", "c1", "branch"), 1, f"{C1}.branch must be a string, got int 1"),
     (
         ("frame", "requests", "c1", "allowed"),

@@ -11,6 +11,7 @@ from hooks import (
     ModelContext,
     Pause,
     Reject,
+    Respond,
     ToolContext,
     ToolResult,
 )
@@ -22,7 +23,7 @@ class Guard(hooks.BeforeTool):
         match ctx.decision:
             case None:
                 return Pause(f"run {ctx.call.name}?")
-            case Approve() | Reject():
+            case Approve() | Reject() | Respond():
                 return Cont(ctx)
             case Edit(args):
                 return Cont(ctx) if "path" in args else Halt(ToolResult("no path", is_error=True))

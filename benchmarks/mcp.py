@@ -1,0 +1,194 @@
+"""An MCP call through hookline's hooks against the ``mcp`` client's own ``call_tool``.
+
+Run ``python -m benchmarks.mcp`` (``--quick`` for a smoke run).
+
+One round trip is one call of the notes server's ``add`` tool (``tests/helpers/mcp_servers.py``),
+over stdio (a subprocess) and over streamable HTTP on 127.0.0.1 (a uvicorn subprocess).
+Two contenders, each with a connection of its own to the same kind of server:
+
+* ``sdk``: ``await client.call_tool("add", {...})`` on an ``mcp.Client`` entered once;
+* ``hookline``: a whole ``Runner.arun`` of an agent whose model asks for ``notes_add``
+  once, then answers: a guard reads ``ctx.tool.annotations`` in ``before_tool``, the
+  call crosses to the runner's MCP loop and back, the result is recorded, the model is
+  asked again. Everything a run adds to the call is counted against hookline;
+* ``plain``: the same run with a Python function tool in place of the MCP tool: a run's
+  fixed cost (two model turns, the hooks, the record), which any tool pays.
+
+Printed: ``run/sdk`` (hookline over sdk) and ``mcp/sdk``: hookline less the plain run's
+fixed cost, over sdk -- what reaching the server through hookline (the guard, the hop
+to the runner's MCP loop and back, the deadline, the result's conversion) adds to the
+SDK's own call. Target: ``mcp/sdk`` at most 1.05x on each transport. It also prints
+the hop alone: a coroutine that does nothing, run on the runner's MCP loop and awaited.
+
+How it times: the contenders take turns, one round trip each, ``--calls`` times, each
+timed with ``time.perf_counter_ns``; the figure compared is each one's fast decile (its
+10th percentile: the servers share the machine), with the median beside it. The cyclic
+GC is off while timing, as in ``timeit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import platform
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from mcp import Client, StdioServerParameters, stdio_client
+
+from hooks import Cont
+from runner import Agent, MCPTools, ModelRequest, ModelResponse, Runner, ToolCall, ToolContext
+from runner._mcp.hub import Hub
+from tests.runner.mcp.conftest import STDIO, HTTPNotes
+
+TARGET: Final = 1.05
+ARGS: Final = {"a": 2, "b": 3}
+
+
+class OneCall:
+    """A model that asks for ``notes_add`` once, then answers with its result."""
+
+    async def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """The call, or the answer once the call's result is in."""
+        last = request.messages[-1]
+        if last.role == "tool":
+            return ModelResponse(last.content)
+        return ModelResponse(tool_calls=(ToolCall("c1", "notes_add", ARGS),))
+
+
+class Guard:
+    """The before_tool guard every call passes: it reads the typed annotations."""
+
+    def __init__(self, read_only: bool | None = True) -> None:
+        self.read_only = read_only
+
+    @classmethod
+    def plain(cls) -> Guard:
+        """The guard of the plain run, whose function tool declares nothing."""
+        return cls(None)
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
+        """Let the call through once its annotations were read."""
+        assert ctx.tool.annotations.read_only is self.read_only
+        return Cont(ctx)
+
+
+def percentile(times: list[int], fraction: float) -> float:
+    """The ``fraction`` percentile of ``times`` (ns), in microseconds."""
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] / 1000
+
+
+async def race(
+    contenders: dict[str, Callable[[], Awaitable[Any]]], calls: int
+) -> dict[str, list[int]]:
+    """Each contender ``calls`` times, taking turns; every round trip's time in ns."""
+    times: dict[str, list[int]] = {name: [] for name in contenders}
+    for fn in contenders.values():  # warm: connect, list, first calls
+        for _ in range(5):
+            await fn()
+    gc.disable()
+    try:
+        for _ in range(calls):
+            for name, fn in contenders.items():
+                began = time.perf_counter_ns()
+                await fn()
+                times[name].append(time.perf_counter_ns() - began)
+    finally:
+        gc.enable()
+    return times
+
+
+def notes_add(a: int, b: int) -> int:
+    """Add two numbers (the plain run's tool, named as the MCP one is shown)."""
+    return a + b
+
+
+async def transport(name: str, sdk_target: Any, source: MCPTools, calls: int) -> float:
+    """Time the contenders on one transport; print the figures; the p10 ``mcp/sdk``."""
+    agent = Agent("ops", OneCall(), tools=[source])
+    plain_agent = Agent("ops", OneCall(), tools=[notes_add])
+    with (
+        Runner(agent, callbacks=[Guard()]) as runner,
+        Runner(plain_agent, callbacks=[Guard.plain()]) as plain_runner,
+    ):
+        async with Client(sdk_target) as client:
+
+            async def sdk() -> None:
+                result = await client.call_tool("add", ARGS)
+                assert result.content[0].text == "5"  # type: ignore[union-attr]
+
+            async def hookline() -> None:
+                result = await runner.arun("add")
+                assert result.output == "5"
+
+            async def plain() -> None:
+                result = await plain_runner.arun("add")
+                assert result.output == "5"
+
+            times = await race({"sdk": sdk, "hookline": hookline, "plain": plain}, calls)
+    fast = {who: percentile(spent, 0.10) for who, spent in times.items()}
+    middle = {who: percentile(spent, 0.50) for who, spent in times.items()}
+    run_ratio = fast["hookline"] / fast["sdk"]
+    ratio = (fast["hookline"] - fast["plain"]) / fast["sdk"]
+    print(
+        f"{name:>5}: sdk p10 {fast['sdk']:8.1f} us (median {middle['sdk']:8.1f})  "
+        f"hookline p10 {fast['hookline']:8.1f} us (median {middle['hookline']:8.1f})  "
+        f"plain run p10 {fast['plain']:6.1f} us\n"
+        f"       run/sdk {run_ratio:.3f}x  mcp/sdk {ratio:.3f}x (target <= {TARGET}x)"
+    )
+    return ratio
+
+
+async def hop(calls: int) -> None:
+    """Print the round trip of nothing to a runner's MCP loop and back: the hop every
+    MCP call of an async run takes (two thread wake-ups), without the server."""
+    hub = Hub()
+
+    async def nothing() -> None:
+        return None
+
+    async def there_and_back() -> None:
+        await hub.await_(nothing())
+
+    try:
+        times = await race({"hop": there_and_back}, calls)
+    finally:
+        hub.close()
+    print(f"  hop: p10 {percentile(times['hop'], 0.10):.1f} us to the MCP loop and back")
+
+
+async def measure(calls: int) -> dict[str, float]:
+    """Both transports' ratios."""
+    await hop(calls)
+    params = StdioServerParameters(command=STDIO[0], args=STDIO[1:])
+    stdio = stdio_client(params, errlog=sys.__stderr__ or sys.stderr)
+    ratios = {"stdio": await transport("stdio", stdio, MCPTools("notes", command=STDIO), calls)}
+    server = HTTPNotes()
+    server.start()
+    try:
+        url = server.url
+        ratios["http"] = await transport("http", url, MCPTools("notes", url=url), calls)
+    finally:
+        server.stop()
+    return ratios
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the round trips and ratios; 0 when both meet the target (always in --quick)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--calls", type=int, default=400)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 20 calls")
+    options = parser.parse_args(argv)
+    calls = 20 if options.quick else options.calls
+    print(f"python {platform.python_version()} on {platform.machine()}, {calls} calls each")
+    ratios = asyncio.run(measure(calls))
+    met = all(ratio <= TARGET for ratio in ratios.values())
+    return 0 if options.quick or met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
