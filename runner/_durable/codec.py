@@ -75,7 +75,7 @@ from runner._pause.codec import (
     encode_tool_result,
     encode_usage,
 )
-from runner._pause.pending import PendingRequest
+from runner._pause.pending import PendingRequest, Question
 from runner._pause.runstate import RunState
 from runner._sessions.store import Session
 from runner._sessions.transcript import Transcript
@@ -645,6 +645,7 @@ _DECODERS: Final[dict[str, Callable[[object, str, int], Any]]] = {
 for _cls in (
     ToolSpec,
     PendingRequest,
+    Question,
     RunResult,
     UserMessageEvent,
     ModelAttemptEvent,

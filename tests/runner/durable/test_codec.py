@@ -369,3 +369,26 @@ def test_messages_responses_and_results_with_parts_round_trip(
     request = ModelRequest(tuple(conversation))
     for value in (request, response, result, tuple(conversation)):
         assert load(dump(value)) == value
+
+
+def test_an_input_request_with_its_schema_and_question_round_trips() -> None:
+    """A paused MCP question (kind "input", the answer's schema, the server's key and
+    opaque state) is stored as JSON and comes back equal."""
+    from runner import PendingRequest
+    from runner._pause.pending import Question
+
+    request = PendingRequest(
+        "req_1",
+        ToolCall("c1", "notes_delete", {"name": "x"}),
+        "Delete x?",
+        "ops",
+        "ops",
+        ("respond", "reject"),
+        "input",
+        {"type": "object", "properties": {"sure": {"type": "boolean"}}},
+        Question("confirm", "v1.opaque"),
+    )
+    again = load(dump(request))
+    assert again == request
+    assert again.schema == request.schema
+    assert again.question == Question("confirm", "v1.opaque")
