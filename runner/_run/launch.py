@@ -442,15 +442,20 @@ class Launcher:
     def _release(self) -> None:
         """Shut the pool the launcher made, close its MCP connections (stdio servers
         stopped) and forget the sessions it made."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            on_loop = False
+        else:
+            on_loop = True
         if self._hub is not None:
-            self._hub.close()
+            if on_loop:  # never block an event loop: stdio servers take a while to stop
+                # Not a daemon: the interpreter waits for it at exit, so no server is orphaned.
+                threading.Thread(target=self._hub.close, name="hookline-mcp-close").start()
+            else:
+                self._hub.close()
         if self._owns_executor and self._executor is not None:
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                self._executor.shutdown(wait=True)
-            else:  # never block an event loop
-                self._executor.shutdown(wait=False)
+            self._executor.shutdown(wait=not on_loop)  # never block an event loop
         with self._lock:
             store_pool, self._store_pool = self._store_pool, None
         if store_pool is not None:  # idle: the last run's calls have ended

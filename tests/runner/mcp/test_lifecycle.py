@@ -3,6 +3,7 @@ the extra missing, the inputs of ``MCPTools`` refused."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import threading
@@ -24,6 +25,7 @@ from runner import (
     ToolResult,
     ToolResultEvent,
 )
+from runner._mcp.hub import Hub
 from tests.helpers.mcp_servers import notes_server
 from tests.helpers.runs import Mode, calling, drive
 from tests.runner.mcp.conftest import STDIO, HTTPNotes
@@ -300,3 +302,35 @@ def test_retry_transient_retries_a_call_on_a_lost_connection(
         second = results(drive(runner, mode, "go"))[0]
     assert int(second.content) != first
     assert len(waits) == 1
+
+
+@pytest.mark.subprocess
+def test_closing_the_runner_on_an_event_loop_never_blocks_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``with Runner(...)`` left inside async code: the stdio servers are stopped on a
+    thread of their own, so ``close()`` returns while they stop (here the hub's close is
+    held until the test lets it go); they have stopped once that thread ends."""
+    let_go = threading.Event()
+    original = Hub.close
+
+    def held(hub: Hub) -> None:
+        let_go.wait(timeout=30)
+        original(hub)
+
+    monkeypatch.setattr(Hub, "close", held)
+    agent = Agent("ops", scripted("notes_pid"), tools=[MCPTools("notes", command=STDIO)])
+
+    async def main() -> int:
+        runner = Runner(agent)
+        result = await runner.arun("go")
+        runner.close()  # returns at once: the hub's close waits on let_go, elsewhere
+        return int(results(result)[0].content)
+
+    pid = asyncio.run(main())
+    assert not let_go.is_set()
+    [closing] = [t for t in threading.enumerate() if t.name == "hookline-mcp-close"]
+    let_go.set()
+    closing.join(timeout=30)
+    assert not alive(pid)
+    assert "hookline-mcp" not in {thread.name for thread in threading.enumerate()}
