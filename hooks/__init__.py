@@ -108,6 +108,7 @@ from hooks._points import (
 )
 from hooks._policies.audit import AuditBroken, AuditHead, HashChainAudit
 from hooks._policies.loop_guard import LoopGuard
+from hooks._policies.redact import Redact
 from hooks._policies.truncate import TruncateToolResult
 from hooks._policy import DispatchPolicy, Trace
 from hooks._protocols import (
@@ -212,6 +213,7 @@ __all__ = [
     "PausableResult",
     "Pause",
     "ReasoningPart",
+    "Redact",
     "Reject",
     "Respond",
     "Result",

@@ -84,6 +84,7 @@ EXPORTED = [
     "PausableResult",
     "Pause",
     "ReasoningPart",
+    "Redact",
     "Reject",
     "Respond",
     "Result",

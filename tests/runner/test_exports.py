@@ -120,6 +120,7 @@ EXPORTED = [
     "PendingRequest",
     "ProviderError",
     "ReasoningPart",
+    "Redact",
     "Reject",
     "Respond",
     "Result",

@@ -7,6 +7,7 @@ hook points, in sync and async runs.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -17,13 +18,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from hooks import BeforeResult, Cont, Halt, HookEvent, ToolContext, ToolResult
+from hooks import (
+    BeforeResult,
+    Cont,
+    Halt,
+    HookEvent,
+    Invocation,
+    ModelContext,
+    ModelRequest,
+    ToolContext,
+    ToolResult,
+)
 from runner import (
     Agent,
     AuditBroken,
     AuditHead,
     HashChainAudit,
     LoopGuard,
+    Message,
+    Redact,
     Runner,
     ScriptedModel,
     ToolCall,
@@ -324,3 +337,86 @@ def test_an_audit_can_sync_each_record_to_disk(tmp_path: Path) -> None:
     audit = HashChainAudit(path, fsync=True)
     audit.on_event(event(1))
     assert HashChainAudit.verify(path) == audit.head
+
+
+KEY_PATTERN = r"sk-[A-Za-z0-9]{8,}"
+
+
+def test_redact_hides_secrets_from_the_model_and_gives_them_to_the_tool(mode: Mode) -> None:
+    """The user's key never reaches the model, which reads a placeholder; the model
+    echoes the placeholder in a tool call and the tool gets the real key; the key the
+    tool's result holds is hidden from the next request too."""
+    got: list[str] = []
+
+    def login(key: str) -> str:
+        """Log in."""
+        got.append(key)
+        return f"logged in with {key}"
+
+    model = ScriptedModel([calling(ToolCall("c1", "login", {"key": "[secret-1]"})), "You are in."])
+    with Runner(Agent("a", model, tools=[login])) as runner:
+        result = drive(runner, mode, "my key is sk-abcdef123456", callbacks=[Redact(KEY_PATTERN)])
+    assert result.output == "You are in."
+    assert got == ["sk-abcdef123456"]
+    sent = json.dumps([[m.content for m in r.messages] for r in model.requests])
+    assert "sk-abcdef123456" not in sent
+    assert model.requests[0].messages[-1].content == "my key is [secret-1]"
+    assert model.requests[1].messages[-1].content == "logged in with [secret-1]"
+
+
+def test_redact_keeps_one_placeholder_per_secret_across_turns(mode: Mode) -> None:
+    """The table is session-scoped: the same secret in a later run of the session gets
+    the same placeholder, a new one the next number; the session keeps the user's text."""
+    model = ScriptedModel(default="ok")
+    redact = Redact(KEY_PATTERN)
+    with Runner(Agent("a", model)) as runner:
+        first = drive(runner, mode, "use sk-aaaaaaaaaa", callbacks=[redact])
+        drive(
+            runner,
+            mode,
+            "not sk-bbbbbbbbbb but sk-aaaaaaaaaa",
+            session_id=first.session_id,
+            callbacks=[redact],
+        )
+        session = runner.sessions.load("user", first.session_id)
+    last = model.requests[-1].messages
+    assert [m.content for m in last] == [
+        "use [secret-1]",
+        "ok",
+        "not [secret-2] but [secret-1]",
+    ]
+    assert session.messages[0].content == "use sk-aaaaaaaaaa"
+
+
+def test_redact_hides_secrets_in_tool_call_arguments_the_history_holds(mode: Mode) -> None:
+    """An earlier assistant turn whose call carried a secret (a hook put it there) is
+    sent with the placeholder; a request with nothing to hide is passed as it came."""
+    redact = Redact(KEY_PATTERN)
+    calls = (ToolCall("c1", "lookup", {"q": ["sk-cccccccccc", 1]}),)
+    history = (
+        Message("user", "hi"),
+        Message("assistant", "", tool_calls=calls),
+        Message("tool", "ok", tool_call_id="c1"),
+    )
+    ctx = ModelContext(Invocation("r", "a", "a"), ModelRequest(history))
+    hidden = redact.before_model(ctx).ctx.request.messages[1].tool_calls[0].args
+    assert hidden == {"q": ["[secret-1]", 1]}
+    plain = ModelContext(Invocation("r", "a", "a"), ModelRequest((Message("user", "hi"),)))
+    assert redact.before_model(plain).ctx is plain
+
+
+@pytest.mark.parametrize(
+    ("patterns", "error", "words"),
+    [
+        ((), ValueError, "at least one pattern"),
+        (("a*",), ValueError, "matches the empty string"),
+        ((3,), TypeError, "str regexes or re.Pattern"),
+    ],
+)
+def test_redact_refuses_patterns_that_cannot_work(
+    patterns: tuple[Any, ...], error: type[Exception], words: str
+) -> None:
+    """No pattern, one matching nothing (it would match everywhere), or no regex."""
+    with pytest.raises(error, match=words):
+        Redact(*patterns)
+    assert repr(Redact(KEY_PATTERN, re.compile("x+"))) == f"Redact({KEY_PATTERN!r}, 'x+')"
