@@ -106,6 +106,7 @@ from hooks._points import (
     PausablePoint,
     WrapPoint,
 )
+from hooks._policies.approval import RequireApproval
 from hooks._policies.audit import AuditBroken, AuditHead, HashChainAudit
 from hooks._policies.loop_guard import LoopGuard
 from hooks._policies.redact import Redact
@@ -215,6 +216,7 @@ __all__ = [
     "ReasoningPart",
     "Redact",
     "Reject",
+    "RequireApproval",
     "Respond",
     "Result",
     "Retry",

@@ -86,6 +86,7 @@ EXPORTED = [
     "ReasoningPart",
     "Redact",
     "Reject",
+    "RequireApproval",
     "Respond",
     "Result",
     "Retry",

@@ -122,6 +122,7 @@ EXPORTED = [
     "ReasoningPart",
     "Redact",
     "Reject",
+    "RequireApproval",
     "Respond",
     "Result",
     "ResumeRefused",

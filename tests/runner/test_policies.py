@@ -6,6 +6,7 @@ hook points, in sync and async runs.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from hooks import (
+    Approve,
     BeforeResult,
     Cont,
     Halt,
@@ -35,14 +37,20 @@ from runner import (
     AuditHead,
     HashChainAudit,
     LoopGuard,
+    MCPTools,
     Message,
     Redact,
+    RequireApproval,
     Runner,
     ScriptedModel,
+    ToolAnnotations,
     ToolCall,
+    ToolInfo,
     ToolResultEvent,
     TruncateToolResult,
+    as_tool,
 )
+from tests.helpers.mcp_servers import notes_server
 from tests.helpers.runs import Mode, calling, drive, events_of
 
 
@@ -420,3 +428,90 @@ def test_redact_refuses_patterns_that_cannot_work(
     with pytest.raises(error, match=words):
         Redact(*patterns)
     assert repr(Redact(KEY_PATTERN, re.compile("x+"))) == f"Redact({KEY_PATTERN!r}, 'x+')"
+
+
+READS = ToolAnnotations(read_only=True)
+DELETES = ToolAnnotations(destructive=True)
+WRITES = ToolAnnotations(read_only=False, destructive=False)
+
+
+@pytest.mark.parametrize(
+    ("tool", "paused"),
+    [
+        (ToolInfo("rm", annotations=DELETES), True),
+        (ToolInfo("cat", annotations=READS), False),
+        (ToolInfo("save", annotations=WRITES), False),
+        (ToolInfo("plain"), False),  # a function that declares nothing
+        (ToolInfo("notes_slow", server="notes"), True),  # MCP's default: destructive
+        (ToolInfo("notes_add", server="notes", annotations=READS), False),
+        (ToolInfo("weird", annotations=ToolAnnotations(read_only=True, destructive=True)), False),
+        (ToolInfo("deploy_prod"), True),  # named by the glob
+    ],
+)
+def test_which_calls_wait_for_a_human(tool: ToolInfo, paused: bool) -> None:
+    """Destructive (declared, or an MCP tool's unsaid default) and not read-only, or
+    named by ``tools``."""
+    assert RequireApproval(["deploy_*"]).needs(tool) is paused
+
+
+def test_require_approval_pauses_then_lets_the_approved_call_run(mode: Mode) -> None:
+    """The destructive call pauses with the reason naming it; approved, it runs."""
+    removed: list[str] = []
+
+    def remove(path: str) -> str:
+        """Remove a file."""
+        removed.append(path)
+        return f"removed {path}"
+
+    model = ScriptedModel([calling(ToolCall("c1", "remove", {"path": "x"})), "done"])
+    tool = as_tool(remove, annotations=DELETES)
+    gate = RequireApproval()
+    with Runner(Agent("a", model, tools=[tool])) as runner:
+        paused = drive(runner, mode, "clean", callbacks=[gate])
+        [request] = paused.pending
+        assert request.reason == "remove needs a human's approval"
+        assert removed == []
+        assert paused.state is not None
+        decisions = {request.id: Approve()}
+        if mode == "sync":
+            done = runner.resume(paused.state, decisions, callbacks=[gate])
+        else:
+            done = asyncio.run(runner.aresume(paused.state, decisions, callbacks=[gate]))
+    assert done.output == "done"
+    assert removed == ["x"]
+
+
+def test_an_unannotated_mcp_tool_waits_and_a_read_only_one_does_not(mode: Mode) -> None:
+    """On a real (in-process) MCP server: ``notes_slow`` declares nothing, so it is taken
+    as destructive and pauses; ``notes_add`` is read-only and runs."""
+    model = ScriptedModel(
+        [
+            calling(
+                ToolCall("c1", "notes_add", {"a": 1, "b": 2}),
+                ToolCall("c2", "notes_slow", {"seconds": 0}),
+            ),
+            "done",
+        ]
+    )
+    agent = Agent("a", model, tools=[MCPTools("notes", server=notes_server())])
+    with Runner(agent) as runner:
+        paused = drive(runner, mode, "go", callbacks=[RequireApproval()])
+    assert [request.call.name for request in paused.pending] == ["notes_slow"]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "words"),
+    [
+        (("rm",), {}, TypeError, "a list of names or globs"),
+        (([""],), {}, TypeError, "a list of names or globs"),
+        ((), {"destructive": 1}, TypeError, "True or False"),
+        ((), {"destructive": False}, ValueError, "would pause nothing"),
+    ],
+)
+def test_require_approval_refuses_settings_that_cannot_work(
+    args: tuple[Any, ...], kwargs: dict[str, Any], error: type[Exception], words: str
+) -> None:
+    """A str for the list, an empty name, a flag that is no bool, nothing to pause."""
+    with pytest.raises(error, match=words):
+        RequireApproval(*args, **kwargs)
+    assert repr(RequireApproval(["a*"])) == "RequireApproval(['a*'], destructive=True)"
