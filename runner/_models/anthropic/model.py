@@ -25,21 +25,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import json
-import logging
 import threading
-from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, cast, final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, cast, final
 
 from hooks import ModelRequest, ModelResponse
-from runner._errors import ProviderError
 from runner._events import ModelChunk
 from runner._models.anthropic.stream import StreamReader
 from runner._models.anthropic.wire import from_message, to_tools, to_wire
 from runner._models.deadline import check_deadline, time_left
-from runner._models.openai.call import HEAD, Call
+from runner._models.openai.call import (
+    AsyncBody,
+    Body,
+    Call,
+    aread_head,
+    is_event_stream,
+    log_left_out,
+    no_event_stream,
+    read_head,
+)
 from runner._models.openai.sse import Event, EventReader
 
 if TYPE_CHECKING:
@@ -50,7 +55,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AnthropicModel"]
 
-logger: Final = logging.getLogger("runner")
 
 _INSTALL: Final = "pip install 'hookline[anthropic]'"
 DEFAULT_DEADLINE: Final = 300.0
@@ -224,8 +228,8 @@ class AnthropicModel:
         with call.guarded(), _opened(client, params) as response:
             http = response.http_response
             pieces = response.iter_bytes()
-            if not _is_event_stream(http):
-                raise _no_event_stream(call, http, _head(pieces, call))
+            if not is_event_stream(http):
+                raise no_event_stream(call, http, read_head(pieces, call))
             events = EventReader()
             with call.watching(http):
                 for piece in pieces:
@@ -253,10 +257,10 @@ class AnthropicModel:
                 http = response.http_response
                 pieces = response.iter_bytes()
                 stack.push_async_callback(pieces.aclose)
-                if not _is_event_stream(http):
+                if not is_event_stream(http):
                     async with call.within():
-                        head = await _ahead(pieces)
-                    raise _no_event_stream(call, http, head)
+                        head = await aread_head(pieces)
+                    raise no_event_stream(call, http, head)
                 events = EventReader()
                 while True:
                     async with call.within():
@@ -300,7 +304,12 @@ class AnthropicModel:
         Another provider's reasoning left out is logged here, once per call."""
         wire = to_wire(request.messages)
         if wire.left_out:
-            _log_left_out(self.model, wire.left_out)
+            log_left_out(
+                "AnthropicModel",
+                self.model,
+                wire.left_out,
+                "the Messages API takes back only Anthropic's own thinking blocks",
+            )
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens}
         if wire.system is not None:
             body["system"] = wire.system
@@ -371,56 +380,20 @@ def _check_params(params: dict[str, Any]) -> None:
         raise TypeError(msg)
 
 
-def _log_left_out(model: str, left_out: Counter[str]) -> None:
-    said = ", ".join(f"{count} of {provider!r}" for provider, count in sorted(left_out.items()))
-    logger.info(
-        "AnthropicModel %r left out reasoning parts (%s): the Messages API takes back only "
-        "Anthropic's own thinking blocks",
-        model,
-        said,
-    )
-
-
-class _Body(Protocol):
-    """What a call reads of the SDK's raw response: the HTTP response and its bytes."""
-
-    @property
-    def http_response(self) -> httpx2.Response:
-        """The HTTP response (status, headers)."""
-        ...
-
-    def iter_bytes(self) -> Iterator[bytes]:
-        """The body, as it arrives."""
-        ...
-
-
-class _AsyncBody(Protocol):
-    """``_Body`` of the async client."""
-
-    @property
-    def http_response(self) -> httpx2.Response:
-        """The HTTP response (status, headers)."""
-        ...
-
-    def iter_bytes(self) -> AsyncGenerator[bytes, None]:
-        """The body, as it arrives."""
-        ...
-
-
-def _opened(client: anthropic.Anthropic, params: dict[str, Any]) -> AbstractContextManager[_Body]:
+def _opened(client: anthropic.Anthropic, params: dict[str, Any]) -> AbstractContextManager[Body]:
     """The request sent through the sync client, its body left for the call to read."""
     return cast(
-        "AbstractContextManager[_Body]",
+        "AbstractContextManager[Body]",
         client.messages.with_streaming_response.create(**params),
     )
 
 
 def _aopened(
     client: anthropic.AsyncAnthropic, params: dict[str, Any]
-) -> AbstractAsyncContextManager[_AsyncBody]:
+) -> AbstractAsyncContextManager[AsyncBody]:
     """The request sent through the async client, its body left for the call to read."""
     return cast(
-        "AbstractAsyncContextManager[_AsyncBody]",
+        "AbstractAsyncContextManager[AsyncBody]",
         client.messages.with_streaming_response.create(**params),
     )
 
@@ -461,50 +434,9 @@ def _stream_error(response: httpx2.Response, body: dict[str, Any]) -> anthropic.
 
 
 def _json(call: Call, response: httpx2.Response, body: bytes, what: str) -> dict[str, Any] | None:
-    """``body`` parsed: the object it holds, ``None`` if it holds no object; text that is
-    no JSON is a ``ProviderError`` (transient when it looks cut off on the way)."""
-    try:
-        value: object = json.loads(body)
-    except ValueError as error:  # JSONDecodeError, or bytes that are no UTF-8
-        cut = isinstance(error, json.JSONDecodeError) and (
-            error.pos >= len(error.doc.rstrip()) or error.msg.startswith("Unterminated string")
-        )
-        raise call.error(f"{what} is no JSON", response, body, transient=cut) from None
+    """``body`` parsed (``Call.parse``): the object it holds, ``None`` if it holds none."""
+    value = call.parse(response, body, what)
     return cast("dict[str, Any]", value) if isinstance(value, dict) else None
-
-
-def _is_event_stream(response: httpx2.Response) -> bool:
-    kind = response.headers.get("content-type", "")
-    return kind.split(";")[0].strip().lower() == "text/event-stream"
-
-
-def _head(pieces: Iterator[bytes], call: Call) -> bytes:
-    """The first bytes of a body, read no further than ``HEAD``."""
-    head = b""
-    for piece in pieces:
-        call.check()
-        head += piece
-        if len(head) >= HEAD:
-            break
-    return head
-
-
-async def _ahead(pieces: AsyncIterator[bytes]) -> bytes:
-    head = b""
-    async for piece in pieces:
-        head += piece
-        if len(head) >= HEAD:
-            break
-    return head
-
-
-def _no_event_stream(call: Call, response: httpx2.Response, head: bytes) -> ProviderError:
-    """A streamed request answered with something other than server-sent events."""
-    if head.lstrip().startswith(b"{"):
-        problem = "a streamed request was answered with JSON: the server ignores stream: true"
-    else:
-        problem = "a streamed request was answered with no event stream"
-    return call.error(problem, response, head)
 
 
 def _check_ended(call: Call, response: httpx2.Response, reader: StreamReader) -> None:

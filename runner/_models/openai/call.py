@@ -21,11 +21,12 @@ import contextlib
 import heapq
 import itertools
 import json
+import logging
 import socket
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
-from typing import TYPE_CHECKING, Any, Final, cast, final
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast, final
 
 from runner._errors import ModelTimeout, ProviderError
 from runner._models.openai.sse import Event
@@ -39,7 +40,21 @@ if TYPE_CHECKING:
     from hooks import ModelResponse
     from runner._events import TextDelta, ToolCallDelta
 
-__all__ = ["HEAD", "Call", "adrain", "drain"]
+__all__ = [
+    "HEAD",
+    "AsyncBody",
+    "Body",
+    "Call",
+    "adrain",
+    "aread_head",
+    "drain",
+    "is_event_stream",
+    "log_left_out",
+    "no_event_stream",
+    "read_head",
+]
+
+_LOG: Final = logging.getLogger("runner")
 
 HEAD: Final = 256
 """How many bytes of a body a ``ProviderError`` quotes."""
@@ -189,7 +204,7 @@ class Call:
         """``body`` as a chat completion, or a ``ProviderError`` saying why it is none."""
         from openai.types.chat import ChatCompletion
 
-        data = _object(self._json(response, body, "the body"))
+        data = _object(self.parse(response, body, "the body"))
         choices: object = None if data is None else data.get("choices")
         if data is None or not choices or not isinstance(choices, list):
             raise self.error("the body is no chat completion: it holds no choices", response, body)
@@ -204,7 +219,7 @@ class Call:
         import openai
         from openai.types.chat import ChatCompletionChunk
 
-        value = _object(self._json(response, data.encode("utf-8", "replace"), "an event's data"))
+        value = _object(self.parse(response, data.encode("utf-8", "replace"), "an event's data"))
         if value is not None and (value.get("error") or name == "error"):
             body: object = value.get("error") or value
             held = _object(body)
@@ -216,7 +231,9 @@ class Call:
             raise self.error("an event's data is no completion chunk", response, data)
         return ChatCompletionChunk.construct(**_fields(value))
 
-    def _json(self, response: httpx2.Response, body: bytes, what: str) -> object:
+    def parse(self, response: httpx2.Response, body: bytes, what: str) -> object:
+        """``body`` (``what`` names it in errors) parsed as JSON; text that is no JSON is a
+        ``ProviderError``, transient when it stops short of its end (cut off on the way)."""
         try:
             return json.loads(body)
         except ValueError as error:  # JSONDecodeError, or bytes that are no UTF-8
@@ -345,3 +362,72 @@ async def adrain(call: Call, pieces: AsyncIterator[bytes]) -> None:
         async with asyncio.timeout(min(call.left(), GRACE)):
             async for _ in pieces:
                 pass
+
+
+class Body(Protocol):
+    """What a call reads of an SDK's raw response: the HTTP response and its bytes."""
+
+    @property
+    def http_response(self) -> httpx2.Response:
+        """The HTTP response (status, headers)."""
+        ...
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        """The body, as it arrives."""
+        ...
+
+
+class AsyncBody(Protocol):
+    """``Body`` of an async client."""
+
+    @property
+    def http_response(self) -> httpx2.Response:
+        """The HTTP response (status, headers)."""
+        ...
+
+    def iter_bytes(self) -> AsyncGenerator[bytes, None]:
+        """The body, as it arrives."""
+        ...
+
+
+def is_event_stream(response: httpx2.Response) -> bool:
+    """Whether ``response`` says its body is server-sent events."""
+    kind = response.headers.get("content-type", "")
+    return kind.split(";")[0].strip().lower() == "text/event-stream"
+
+
+def read_head(pieces: Iterator[bytes], call: Call) -> bytes:
+    """The first bytes of a body, read no further than ``HEAD`` (nor past the deadline)."""
+    head = b""
+    for piece in pieces:
+        call.check()
+        head += piece
+        if len(head) >= HEAD:
+            break
+    return head
+
+
+async def aread_head(pieces: AsyncIterator[bytes]) -> bytes:
+    """``read_head`` for an async body (the caller bounds it with ``call.within()``)."""
+    head = b""
+    async for piece in pieces:
+        head += piece
+        if len(head) >= HEAD:
+            break
+    return head
+
+
+def no_event_stream(call: Call, response: httpx2.Response, head: bytes) -> ProviderError:
+    """A streamed request answered with something other than server-sent events."""
+    if head.lstrip().startswith(b"{"):
+        problem = "a streamed request was answered with JSON: the server ignores stream: true"
+    else:
+        problem = "a streamed request was answered with no event stream"
+    return call.error(problem, response, head)
+
+
+def log_left_out(kind: str, model: str, left_out: Mapping[str, int], why: str) -> None:
+    """Say, once per call, how many reasoning parts of which provider ``kind``'s ``model``
+    left out of what it sent, and ``why``: never a silent drop."""
+    said = ", ".join(f"{count} of {provider!r}" for provider, count in sorted(left_out.items()))
+    _LOG.info("%s %r left out reasoning parts (%s): %s", kind, model, said, why)

@@ -27,19 +27,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import threading
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, cast, final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, cast, final
 
 from hooks import ModelRequest, ModelResponse, ReasoningPart
-from runner._errors import ProviderError
 from runner._events import ModelChunk
 from runner._models.deadline import check_deadline, time_left
-from runner._models.openai.call import HEAD, Call, adrain, drain
+from runner._models.openai.call import (
+    AsyncBody,
+    Body,
+    Call,
+    adrain,
+    aread_head,
+    drain,
+    is_event_stream,
+    log_left_out,
+    no_event_stream,
+    read_head,
+)
 from runner._models.openai.clients import OnLoop, closing
 from runner._models.openai.sse import EventReader
 from runner._models.openai.stream import StreamReader
@@ -52,7 +61,6 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIChatModel"]
 
 _INSTALL: Final = "pip install 'hookline[openai]'"
-_LOG: Final = logging.getLogger("runner")
 
 DEFAULT_DEADLINE: Final = 300.0
 """Seconds one model call may take in all, unless ``OpenAIChatModel(..., deadline=)`` says."""
@@ -199,8 +207,8 @@ class OpenAIChatModel:
         ):
             http = response.http_response
             pieces = response.iter_bytes()
-            if not _is_event_stream(http):
-                raise _no_event_stream(call, http, _head(pieces, call))
+            if not is_event_stream(http):
+                raise no_event_stream(call, http, read_head(pieces, call))
             events = EventReader()
             ended = False
             with call.watching(http):
@@ -232,10 +240,10 @@ class OpenAIChatModel:
                 http = response.http_response
                 pieces = response.iter_bytes()
                 stack.push_async_callback(pieces.aclose)
-                if not _is_event_stream(http):
+                if not is_event_stream(http):
                     async with call.within():
-                        head = await _ahead(pieces)
-                    raise _no_event_stream(call, http, head)
+                        head = await aread_head(pieces)
+                    raise no_event_stream(call, http, head)
                 events = EventReader()
                 ended = False
                 while not ended:
@@ -287,12 +295,8 @@ class OpenAIChatModel:
             if type(part) is ReasoningPart
         )
         if left_out:
-            said = ", ".join(f"{count} of {name!r}" for name, count in sorted(left_out.items()))
-            _LOG.info(
-                "OpenAIChatModel %r left out reasoning parts (%s): Chat Completions takes no "
-                "reasoning back",
-                self.model,
-                said,
+            log_left_out(
+                "OpenAIChatModel", self.model, left_out, "Chat Completions takes no reasoning back"
             )
         body["timeout"] = call.timeout(self._params.get("timeout"))
         if request.tools:
@@ -346,82 +350,22 @@ class OpenAIChatModel:
         return f"OpenAIChatModel({self.model!r}{where})"
 
 
-class _Body(Protocol):
-    """What a call reads of the SDK's raw response: the HTTP response and its bytes."""
-
-    @property
-    def http_response(self) -> httpx2.Response:
-        """The HTTP response (status, headers)."""
-        ...
-
-    def iter_bytes(self) -> Iterator[bytes]:
-        """The body, as it arrives."""
-        ...
-
-
-class _AsyncBody(Protocol):
-    """``_Body`` of the async client."""
-
-    @property
-    def http_response(self) -> httpx2.Response:
-        """The HTTP response (status, headers)."""
-        ...
-
-    def iter_bytes(self) -> AsyncGenerator[bytes, None]:
-        """The body, as it arrives."""
-        ...
-
-
-def _opened(client: openai.OpenAI, params: dict[str, Any]) -> AbstractContextManager[_Body]:
+def _opened(client: openai.OpenAI, params: dict[str, Any]) -> AbstractContextManager[Body]:
     """The request sent through the sync client, its body left for the call to read."""
     return cast(
-        "AbstractContextManager[_Body]",
+        "AbstractContextManager[Body]",
         client.chat.completions.with_streaming_response.create(**params),
     )
 
 
 def _aopened(
     client: openai.AsyncOpenAI, params: dict[str, Any]
-) -> AbstractAsyncContextManager[_AsyncBody]:
+) -> AbstractAsyncContextManager[AsyncBody]:
     """The request sent through the async client, its body left for the call to read."""
     return cast(
-        "AbstractAsyncContextManager[_AsyncBody]",
+        "AbstractAsyncContextManager[AsyncBody]",
         client.chat.completions.with_streaming_response.create(**params),
     )
-
-
-def _is_event_stream(response: httpx2.Response) -> bool:
-    kind = response.headers.get("content-type", "")
-    return kind.split(";")[0].strip().lower() == "text/event-stream"
-
-
-def _head(pieces: Iterator[bytes], call: Call) -> bytes:
-    """The first bytes of a body, read no further than ``HEAD``."""
-    head = b""
-    for piece in pieces:
-        call.check()
-        head += piece
-        if len(head) >= HEAD:
-            break
-    return head
-
-
-async def _ahead(pieces: AsyncIterator[bytes]) -> bytes:
-    head = b""
-    async for piece in pieces:
-        head += piece
-        if len(head) >= HEAD:
-            break
-    return head
-
-
-def _no_event_stream(call: Call, response: httpx2.Response, head: bytes) -> ProviderError:
-    """A streamed request answered with something other than server-sent events."""
-    if head.lstrip().startswith(b"{"):
-        problem = "a streamed request was answered with JSON: the server ignores stream: true"
-    else:
-        problem = "a streamed request was answered with no event stream"
-    return call.error(problem, response, head)
 
 
 def _check_ended(

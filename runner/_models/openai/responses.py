@@ -30,19 +30,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import logging
 import os
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Generator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
-from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn, Protocol, cast, final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn, cast, final
 
 from hooks import ModelRequest, ModelResponse
-from runner._errors import ProviderError
 from runner._events import ModelChunk, TextDelta, ToolCallDelta
 from runner._models.deadline import check_deadline, time_left
-from runner._models.openai.call import HEAD, Call, adrain, drain
+from runner._models.openai.call import (
+    AsyncBody,
+    Body,
+    Call,
+    adrain,
+    aread_head,
+    drain,
+    is_event_stream,
+    log_left_out,
+    no_event_stream,
+    read_head,
+)
 from runner._models.openai.clients import OnLoop, closing
 from runner._models.openai.responses_stream import ResponsesStreamReader
 from runner._models.openai.responses_wire import from_response, to_input, to_tools
@@ -64,7 +72,6 @@ _RESERVED: Final = frozenset(
 _ENCRYPTED: Final = "reasoning.encrypted_content"
 # Sent when no key is given or set in the environment but a base_url is (local servers).
 _NO_KEY: Final = "hookline-no-key"
-_LOG: Final = logging.getLogger("runner")
 """Seconds a stream's body may go on after its final event before the model hangs up."""
 
 
@@ -216,8 +223,8 @@ class OpenAIResponsesModel:
         ):
             http = response.http_response
             pieces = response.iter_bytes()
-            if not _is_event_stream(http):
-                raise _no_event_stream(call, http, _head(pieces, call))
+            if not is_event_stream(http):
+                raise no_event_stream(call, http, read_head(pieces, call))
             events = EventReader()
             with call.watching(http):
                 for piece in pieces:
@@ -247,10 +254,10 @@ class OpenAIResponsesModel:
                 http = response.http_response
                 pieces = response.iter_bytes()
                 stack.push_async_callback(pieces.aclose)
-                if not _is_event_stream(http):
+                if not is_event_stream(http):
                     async with call.within():
-                        head = await _ahead(pieces)
-                    raise _no_event_stream(call, http, head)
+                        head = await aread_head(pieces)
+                    raise no_event_stream(call, http, head)
                 events = EventReader()
                 ended = False
                 while not ended:
@@ -295,12 +302,11 @@ class OpenAIResponsesModel:
         params (and streaming), and a timeout no longer than the time the call has left."""
         written = to_input(request.messages)
         if written.left_out:
-            said = ", ".join(f"{count} of {name!r}" for name, count in written.left_out.items())
-            _LOG.info(
-                "OpenAIResponsesModel %r left out reasoning parts (%s): the Responses API "
-                "takes back only OpenAI's own reasoning items",
+            log_left_out(
+                "OpenAIResponsesModel",
                 self.model,
-                said,
+                written.left_out,
+                "the Responses API takes back only OpenAI's own reasoning items",
             )
         body: dict[str, Any] = {"model": self.model}
         if written.instructions is not None:
@@ -359,7 +365,7 @@ class OpenAIResponsesModel:
 def _answer(call: Call, response: httpx2.Response, body: bytes) -> ModelResponse:
     """``body`` as the model's answer; a failed response raises ``openai.APIError``, a
     body that is no response a ``ProviderError`` saying why."""
-    data = _json(call, response, body, "the body")
+    data = call.parse(response, body, "the body")
     held = cast("dict[str, Any]", data)
     if not isinstance(data, dict) or not isinstance(held.get("output"), list):
         raise call.error("the body is no response: it holds no output list", response, body)
@@ -382,7 +388,7 @@ def _deltas(
 ) -> list[TextDelta | ToolCallDelta]:
     """What ``event`` adds to the answer ``reader`` reads, as deltas; an ``error`` or
     ``response.failed`` event raises ``openai.APIError``."""
-    data = _json(call, response, event.data.encode("utf-8", "replace"), "an event's data")
+    data = call.parse(response, event.data.encode("utf-8", "replace"), "an event's data")
     if not isinstance(data, dict):
         raise call.error("an event's data is no JSON object", response, event.data)
     value = cast("dict[str, Any]", data)
@@ -437,93 +443,22 @@ def _raise_failed(response: httpx2.Response, failed: Mapping[str, Any]) -> NoRet
     raise openai.APIError(message, response.request, body=body)
 
 
-def _json(call: Call, response: httpx2.Response, body: bytes, what: str) -> object:
-    try:
-        return json.loads(body)
-    except ValueError as error:  # JSONDecodeError, or bytes that are no UTF-8
-        # JSON that stops short of its end was cut off on the way: worth a retry.
-        cut = isinstance(error, json.JSONDecodeError) and (
-            error.pos >= len(error.doc.rstrip()) or error.msg.startswith("Unterminated string")
-        )
-        raise call.error(f"{what} is no JSON", response, body, transient=cut) from None
-
-
-class _Body(Protocol):
-    """What a call reads of the SDK's raw response: the HTTP response and its bytes."""
-
-    @property
-    def http_response(self) -> httpx2.Response:
-        """The HTTP response (status, headers)."""
-        ...
-
-    def iter_bytes(self) -> Iterator[bytes]:
-        """The body, as it arrives."""
-        ...
-
-
-class _AsyncBody(Protocol):
-    """``_Body`` of the async client."""
-
-    @property
-    def http_response(self) -> httpx2.Response:
-        """The HTTP response (status, headers)."""
-        ...
-
-    def iter_bytes(self) -> AsyncGenerator[bytes, None]:
-        """The body, as it arrives."""
-        ...
-
-
-def _opened(client: openai.OpenAI, params: dict[str, Any]) -> AbstractContextManager[_Body]:
+def _opened(client: openai.OpenAI, params: dict[str, Any]) -> AbstractContextManager[Body]:
     """The request sent through the sync client, its body left for the call to read."""
     return cast(
-        "AbstractContextManager[_Body]",
+        "AbstractContextManager[Body]",
         client.responses.with_streaming_response.create(**params),
     )
 
 
 def _aopened(
     client: openai.AsyncOpenAI, params: dict[str, Any]
-) -> AbstractAsyncContextManager[_AsyncBody]:
+) -> AbstractAsyncContextManager[AsyncBody]:
     """The request sent through the async client, its body left for the call to read."""
     return cast(
-        "AbstractAsyncContextManager[_AsyncBody]",
+        "AbstractAsyncContextManager[AsyncBody]",
         client.responses.with_streaming_response.create(**params),
     )
-
-
-def _is_event_stream(response: httpx2.Response) -> bool:
-    kind = response.headers.get("content-type", "")
-    return kind.split(";")[0].strip().lower() == "text/event-stream"
-
-
-def _head(pieces: Iterator[bytes], call: Call) -> bytes:
-    """The first bytes of a body, read no further than ``HEAD``."""
-    head = b""
-    for piece in pieces:
-        call.check()
-        head += piece
-        if len(head) >= HEAD:
-            break
-    return head
-
-
-async def _ahead(pieces: AsyncIterator[bytes]) -> bytes:
-    head = b""
-    async for piece in pieces:
-        head += piece
-        if len(head) >= HEAD:
-            break
-    return head
-
-
-def _no_event_stream(call: Call, response: httpx2.Response, head: bytes) -> ProviderError:
-    """A streamed request answered with something other than server-sent events."""
-    if head.lstrip().startswith(b"{"):
-        problem = "a streamed request was answered with JSON: the server ignores stream: true"
-    else:
-        problem = "a streamed request was answered with no event stream"
-    return call.error(problem, response, head)
 
 
 def _check_ended(call: Call, response: httpx2.Response, reader: ResponsesStreamReader) -> None:

@@ -155,7 +155,7 @@ def test_a_sync_model_in_arun_is_left_at_the_deadline(blocking: Blocking) -> Non
     blocking.release.set()  # the thread was left running: close() waits for its pool
     runner.close()
     [left] = blocking.left
-    assert 0 < left <= DEADLINE
+    assert 0 <= left <= DEADLINE  # finite, and never more than the runner allows
 
 
 def test_a_stalled_stream_fails_at_the_deadline_and_the_consumer_is_not_cancelled() -> None:
@@ -186,7 +186,7 @@ def test_a_sync_run_tells_the_model_what_is_left(blocking: Blocking) -> None:
     runner = Runner(Agent("a", blocking), model_deadline=30)
     assert runner.run("hi").output == "released"
     [left] = blocking.left
-    assert 0 < left <= 30
+    assert 0 <= left <= 30
     assert time_left() == math.inf
 
 
