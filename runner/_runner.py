@@ -58,11 +58,11 @@ class Runner:
 
     ``model_deadline`` (seconds, 600 unless given, a day at most) bounds each model
     attempt, whatever the model: in ``arun`` and ``stream`` a call that passes it ends
-    with ``ModelTimeout`` (a transient ``TimeoutError`` the error hooks see); in ``run``,
-    where a sync call cannot be stopped from outside, a model reads what is left with
-    ``runner.time_left()`` (``OpenAIChatModel`` keeps the sooner of it and its own
-    ``deadline``). A sync model in ``arun`` runs on a worker thread, which the run
-    stops waiting for at the deadline; the thread runs to its end.
+    with ``ModelTimeout`` (a transient ``TimeoutError`` the error hooks see). A sync
+    ``generate`` cannot be stopped from outside: it reads what is left with
+    ``runner.time_left()`` (the real models keep the sooner of it and their own
+    ``deadline``); in ``arun`` it runs on a worker thread, which the run stops waiting
+    for at the deadline, and the thread runs to its end.
 
     ``tracer_provider`` (an OpenTelemetry ``TracerProvider``, extra ``hookline[otel]``;
     ``opentelemetry.trace.get_tracer_provider()`` for the global one) traces every run

@@ -9,9 +9,10 @@ cancellation into ``ModelTimeout``. It cancels the awaited future, not the task:
 streamed run is stepped inside its consumer's task, which must not see a cancellation
 meant for one model call.
 
-A sync call cannot be stopped from outside, so in ``run`` the runner only says how long
-the call has left: ``time_left()``, read by ``OpenAIChatModel`` (which keeps the
-smaller of its own deadline and the runner's) and by any model that wants to honour it.
+A sync call cannot be stopped from outside (in ``run``, or on a worker thread in
+``arun``), so the runner only says how long it has left: ``time_left()``, read by the
+real models (each keeps the smaller of its own deadline and the runner's) and by any
+model that wants to honour it.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ runner around each model attempt (a copied context carries it to a worker thread
 def time_left() -> float:
     """Seconds the model call under way has left before its runner's deadline.
 
-    ``math.inf`` outside a run's model call; never below 0. A model that blocks in a
-    sync ``run`` (where the runner cannot stop it) bounds its own waits by this.
+    ``math.inf`` outside a sync model call (an awaited one is bounded by the runner
+    itself); never below 0. A sync model, which the runner cannot stop, bounds its own
+    waits by this.
     """
     return max(0.0, ends.get() - time.monotonic())
 

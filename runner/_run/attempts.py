@@ -57,28 +57,29 @@ async def model_attempt(
 
     In a streamed run the attempt streams, what it sends out kept on ``streamed``. The
     attempt has ``settings.model_deadline`` seconds (``runner._models.deadline``): an
-    awaited call past it fails with ``ModelTimeout``; a sync call in a sync run is told
-    what is left through ``time_left()``.
+    awaited call past it fails with ``ModelTimeout``; a sync call (in ``run``, or on a
+    worker thread in ``arun``) is told what is left through ``time_left()``.
     """
     agent = plan.agent
     model: Any = agent.model
     seconds = settings.model_deadline
-    ending = ends.set(monotonic() + seconds)  # what time_left() and a worker thread read
-    try:
-        if settings.channel is not None and streamed is not None:
-            streaming = stream_model(settings, plan, settings.channel, ctx, streamed)
-            outcome = await _bounded(streaming, seconds, model)
-        elif agent.model_is_async:
-            outcome = await _awaited(Bounded(model.generate(ctx.request), seconds, model))
-        elif settings.is_async and agent.model_has_agenerate:
-            outcome = await _awaited(Bounded(model.agenerate(ctx.request), seconds, model))
-        elif settings.is_async:
-            threaded = _threaded(settings, model.generate, ctx.request)
-            outcome = await _bounded(threaded, seconds, model)
-        else:
-            outcome = _caught(model.generate, ctx.request)
-    finally:
-        ends.reset(ending)
+    if settings.channel is not None and streamed is not None:
+        streaming = stream_model(settings, plan, settings.channel, ctx, streamed)
+        outcome = await _bounded(streaming, seconds, model)
+    elif agent.model_is_async:
+        outcome = await _awaited(Bounded(model.generate(ctx.request), seconds, model))
+    elif settings.is_async and agent.model_has_agenerate:
+        outcome = await _awaited(Bounded(model.agenerate(ctx.request), seconds, model))
+    else:  # a sync call: nothing stops it from outside, so it is told what it has left
+        ending = ends.set(monotonic() + seconds)  # a worker thread gets a copy of it
+        try:
+            if settings.is_async:
+                threaded = _threaded(settings, model.generate, ctx.request)
+                outcome = await _bounded(threaded, seconds, model)
+            else:
+                outcome = _caught(model.generate, ctx.request)
+        finally:
+            ends.reset(ending)
     if type(outcome) is not Success:
         return outcome
     response = outcome.unwrap()
