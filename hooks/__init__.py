@@ -72,6 +72,7 @@ from hooks._async_protocols import (
     AsyncWrapModel,
     AsyncWrapTool,
 )
+from hooks._call_state import CallState
 from hooks._compile import CompiledCallbacks, compile_callbacks
 from hooks._contexts import AgentContext, ModelContext, ToolContext
 from hooks._decisions import Approve, Decision, Edit, Reject, Respond
@@ -178,6 +179,7 @@ __all__ = [
     "BeforePoint",
     "BeforeResult",
     "BeforeTool",
+    "CallState",
     "Callbacks",
     "CompiledCallbacks",
     "Cont",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from hooks._call_state import CallState
 from hooks._decisions import Decision
 from hooks._messages import Message, ModelRequest, ToolCall
 from hooks._slots import slot_init
@@ -39,6 +40,7 @@ class ModelContext:
     request: ModelRequest
     attempt: int = 1
     max_attempts: int = 1
+    call_state: CallState = field(default_factory=CallState, compare=False, repr=False)
 
 
 @slot_init
@@ -51,7 +53,8 @@ class ToolContext:
     ``ModelContext``. ``decision`` is a human's decision on this call when a paused run
     is resumed (``Approve()``, ``Edit(args)``, ``Reject(message)``), ``None`` on a first
     pass: a guard that paused the call sees it and may let the call through, refuse
-    edited arguments, or pause again.
+    edited arguments, or pause again. ``call_state`` is shared by every hook of this
+    one call (see ``CallState``).
     """
 
     invocation: Invocation
@@ -59,6 +62,7 @@ class ToolContext:
     attempt: int = 1
     max_attempts: int = 1
     decision: Decision | None = None
+    call_state: CallState = field(default_factory=CallState, compare=False, repr=False)
 
     @property
     def tool(self) -> ToolInfo:

@@ -48,6 +48,7 @@ EXPORTED = [
     "BeforePoint",
     "BeforeResult",
     "BeforeTool",
+    "CallState",
     "Callbacks",
     "CompiledCallbacks",
     "Cont",

@@ -142,6 +142,7 @@ def test_contexts_carry_the_retry_budget() -> None:
         "request",
         "attempt",
         "max_attempts",
+        "call_state",
     ]
     assert [f.name for f in dataclasses.fields(ToolContext)] == [
         "invocation",
@@ -149,6 +150,7 @@ def test_contexts_carry_the_retry_budget() -> None:
         "attempt",
         "max_attempts",
         "decision",
+        "call_state",
     ]
 
 

@@ -58,6 +58,7 @@ EXPORTED = [
     "BeforePoint",
     "BeforeResult",
     "BeforeTool",
+    "CallState",
     "Callbacks",
     "CompiledCallbacks",
     "Cont",
