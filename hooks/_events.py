@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, TypeVar, final, overload
 
 from hooks._slots import slot_init
@@ -33,6 +33,15 @@ class HookEvent:
     recovered, replaced the context or outcome, or raised (see ``hooks.Trace``) -- as
     messages name it (``"Guard instance"``, ``"module 'guards'"``); ``None`` when no
     callback changed anything. ``run_id`` tells apart the events of concurrent runs.
+
+    What the chain saw and did, for observers that audit it: ``context`` is the context
+    the dispatch was given (a ``ToolContext`` for a tool point: the call as the model
+    asked for it, even when a guard halted it); ``given`` is what the chain started from
+    (that context at before and wrap points, the outcome at after points, the failure at
+    error points: a model response as it was billed, before any callback replaced it);
+    ``result`` is what the chain returned (``Cont``, ``Halt``, ``Pause``, ``Success``,
+    ``Failure``, ``Retry``, ``Fallback``), ``None`` when a callback raised. Not
+    compared: two events are equal when their other fields are.
     """
 
     point: str
@@ -47,6 +56,9 @@ class HookEvent:
     time: float = 0.0
     callback: str | None = None
     run_id: str = ""
+    context: object = field(default=None, compare=False, repr=False)
+    given: object = field(default=None, compare=False, repr=False)
+    result: object = field(default=None, compare=False, repr=False)
 
 
 @final

@@ -147,9 +147,14 @@ class Plan:
             else:
                 result = run_before(self.compiled, point, ctx, policy=self.policy, trace=trace)
         except Exception as exc:
-            await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+            await self._observe(
+                point.name, start, trace, ctx, outcome="raised", error=exc, given=ctx
+            )
             raise
-        await self._observe(point.name, start, trace, ctx, outcome=_TAGS[type(result)], error=None)
+        tag = _TAGS[type(result)]
+        await self._observe(
+            point.name, start, trace, ctx, outcome=tag, error=None, given=ctx, result=result
+        )
         return result
 
     async def after(self, point: AfterPoint[C, T], outcome: Outcome[T], ctx: C) -> Outcome[T]:
@@ -170,10 +175,15 @@ class Plan:
                     self.compiled, point, outcome, ctx, policy=self.policy, trace=trace
                 )
         except Exception as exc:
-            await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+            await self._observe(
+                point.name, start, trace, ctx, outcome="raised", error=exc, given=outcome
+            )
             raise
         error = result.failure() if type(result) is Failure else None
-        await self._observe(point.name, start, trace, ctx, outcome=_TAGS[type(result)], error=error)
+        tag = _TAGS[type(result)]
+        await self._observe(
+            point.name, start, trace, ctx, outcome=tag, error=error, given=outcome, result=result
+        )
         return result
 
     async def on_error(
@@ -196,12 +206,16 @@ class Plan:
                     self.compiled, point, failure, ctx, policy=self.policy, trace=trace
                 )
         except Exception as exc:
-            await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+            await self._observe(
+                point.name, start, trace, ctx, outcome="raised", error=exc, given=failure
+            )
             raise
         # A recovery still tells observers what it recovered from.
         error = result.failure() if type(result) is Failure else failure.failure()
         tag = _TAGS[type(result)]
-        await self._observe(point.name, start, trace, ctx, outcome=tag, error=error, result=result)
+        await self._observe(
+            point.name, start, trace, ctx, outcome=tag, error=error, given=failure, result=result
+        )
         return result
 
     async def wrap(
@@ -232,13 +246,24 @@ class Plan:
             error: Exception = carrier.error
         except Exception as exc:
             if trace is not None:
-                await self._observe(point.name, start, trace, ctx, outcome="raised", error=exc)
+                await self._observe(
+                    point.name, start, trace, ctx, outcome="raised", error=exc, given=ctx
+                )
             raise
         else:
             if trace is not None:
                 failed = result.failure() if type(result) is Failure else None
                 tag = _TAGS[type(result)]
-                await self._observe(point.name, start, trace, ctx, outcome=tag, error=failed)
+                await self._observe(
+                    point.name,
+                    start,
+                    trace,
+                    ctx,
+                    outcome=tag,
+                    error=failed,
+                    given=ctx,
+                    result=result,
+                )
             return result
         raise error  # outside the except block: no "during handling" chain to the carrier
 
@@ -257,6 +282,7 @@ class Plan:
         *,
         outcome: OutcomeTag,
         error: BaseException | None,
+        given: object,
         result: object = None,
     ) -> None:
         at, began = start
@@ -279,6 +305,9 @@ class Plan:
             time=at,
             callback=trace.description,
             run_id=self.invocation.id,
+            context=ctx,
+            given=given,
+            result=result,
         )
         for fn, is_async, owner in self.observers:
             try:

@@ -140,7 +140,25 @@ def test_hook_event_names_the_deciding_callback_and_the_run() -> None:
     decided = event(callback="Guard instance", run_id="run-1")
     assert (decided.callback, decided.run_id) == ("Guard instance", "run-1")
     assert decided != event(callback="Guard instance", run_id="run-2")
-    assert [field.name for field in dataclasses.fields(HookEvent)][-2:] == ["callback", "run_id"]
+    assert [field.name for field in dataclasses.fields(HookEvent)][-5:] == [
+        "callback",
+        "run_id",
+        "context",
+        "given",
+        "result",
+    ]
+
+
+def test_hook_event_payloads_are_kept_but_not_compared() -> None:
+    """``context``, ``given`` and ``result`` are what the chain saw and returned: kept for
+    auditing observers, left out of equality and repr."""
+    marker = object()
+    kept = event(callback="g", context=marker, given=marker, result=marker)
+    assert kept.context is marker
+    assert kept.given is marker
+    assert kept.result is marker
+    assert kept == event(callback="g")
+    assert "context" not in repr(kept)
 
 
 def audit(event: HookEvent) -> None:

@@ -175,6 +175,35 @@ def test_observers_see_halted_dispatches(mode: Mode) -> None:
     assert tool_events == [("before_tool", "halt")]
 
 
+def test_observers_see_what_each_chain_was_given_and_returned(mode: Mode) -> None:
+    """An auditing observer reads the halted call's arguments, and the billed response an
+    after hook replaced: ``context``, ``given`` and ``result`` of each event."""
+
+    class Cached(BeforeTool):
+        def before_tool(self, ctx: ToolContext, /) -> BeforeResult[ToolContext, ToolResult]:
+            return Halt(ToolResult("cached"))
+
+    class Replace(AfterModel):
+        def after_model(
+            self, outcome: Outcome[ModelResponse], ctx: ModelContext, /
+        ) -> Outcome[ModelResponse]:
+            return Success(ModelResponse("replaced")) if outcome.unwrap().text == "3" else outcome
+
+    observer = Observer()
+    with Runner(tool_run()) as runner:
+        result = drive(runner, mode, "1+2", callbacks=[Cached(), Replace(), observer])
+    assert result.output == "replaced"
+    halted = next(e for e in observer.events if e.point == "before_tool")
+    assert isinstance(halted.context, ToolContext)
+    assert halted.context.call.args == {"a": 1, "b": 2}
+    assert halted.given is halted.context
+    assert halted.result == Halt(ToolResult("cached"))
+    replaced = [e for e in observer.events if e.point == "after_model"][-1]
+    assert replaced.given == Success(ModelResponse("3"))  # what was billed
+    assert replaced.result == Success(ModelResponse("replaced"))
+    assert isinstance(replaced.context, ModelContext)
+
+
 def test_observers_see_failures_retries_and_fallbacks(mode: Mode) -> None:
     """Error dispatches are told with their tag, attempt and the error (recovered or not)."""
     outage = ModelDown("outage")
