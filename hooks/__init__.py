@@ -90,6 +90,7 @@ from hooks._messages import (
     Usage,
 )
 from hooks._parts import FilePart, ImagePart, Part, ReasoningPart
+from hooks._placed import Match, Placed, Tier, audit, guard, matched
 from hooks._points import (
     AFTER_AGENT,
     AFTER_MODEL,
@@ -201,6 +202,7 @@ __all__ = [
     "InvalidResult",
     "Invocation",
     "LoopGuard",
+    "Match",
     "Message",
     "ModelContext",
     "ModelRequest",
@@ -215,6 +217,7 @@ __all__ = [
     "PausablePoint",
     "PausableResult",
     "Pause",
+    "Placed",
     "ReasoningPart",
     "Redact",
     "Reject",
@@ -227,6 +230,7 @@ __all__ = [
     "StateKey",
     "StopRun",
     "Success",
+    "Tier",
     "TimedCallback",
     "TimeoutRecord",
     "ToolAnnotations",
@@ -246,7 +250,10 @@ __all__ = [
     "arun_before",
     "arun_on_error",
     "arun_wrap",
+    "audit",
     "compile_callbacks",
+    "guard",
+    "matched",
     "observing",
     "run_after",
     "run_before",

@@ -25,7 +25,10 @@ from types import MethodType
 from typing import Any, Final, final
 
 from hooks._errors import InvalidCallbacks, describe
+from hooks._placed import Placed, Tier
+from hooks._placing import Placing, build_placed, placing
 from hooks._points import AnyPoint, declarations
+from hooks._tool_info import ToolInfo
 from hooks._validate import Fn, check_method
 from hooks._validate import is_async as _is_async
 from hooks._verdicts import Verdict, refuse_unmatched_names, validate
@@ -33,6 +36,7 @@ from hooks._verdicts import Verdict, refuse_unmatched_names, validate
 __all__ = ["CompiledCallbacks", "compile_callbacks"]
 
 _MISSING: Final = object()
+_VIEWS_SIZE: Final = 256  # tools a list keeps a view for; past it, it starts over
 
 
 @final
@@ -60,17 +64,36 @@ class CompiledCallbacks:
     Build it with ``compile_callbacks``; pass it anywhere a callbacks list goes.
     """
 
-    __slots__ = ("_chains", "_generation", "_ready", "_sync", "_verdicts", "callbacks")
+    __slots__ = (
+        "_chains",
+        "_generation",
+        "_inner",
+        "_placing",
+        "_ready",
+        "_sync",
+        "_verdicts",
+        "_views",
+        "callbacks",
+    )
 
     def __init__(self, callbacks: Sequence[object], /) -> None:
         given: object = callbacks  # checked as callers without a type checker pass it
         if type(given) is not list and type(given) is not tuple:
             _check_list(given)
         self.callbacks: Final = tuple(callbacks)
+        # The callbacks themselves (a Placed one unwrapped) and, when any is placed,
+        # how: tiers, matches and order, decided here once (None: list order, no match).
+        placed = any(type(callback) is Placed for callback in self.callbacks)
+        self._inner: tuple[object, ...] = (
+            tuple(map(_unwrapped, self.callbacks)) if placed else self.callbacks
+        )
         self._generation = generation = declarations()  # the registry validation knew
         self._verdicts: tuple[Verdict | None, ...] = tuple(
-            map(validate, self.callbacks, repeat(generation))
+            map(validate, self._inner, repeat(generation))
         )
+        self._placing: Placing | None = placing(self.callbacks, self._inner) if placed else None
+        # id(ToolInfo) -> (it, the view for that tool): see ``for_tool``.
+        self._views: dict[int, tuple[ToolInfo, CompiledCallbacks]] = {}
         # Chains are built without a lock: two threads building one at once build equal
         # chains, and either may stay.
         self._chains: dict[str, Chain] = {}
@@ -95,24 +118,29 @@ class CompiledCallbacks:
         if self._generation != generation:
             # Points declared since compiling: their names may be misspelled here, or
             # be hooks to check. Validate again (cached per class, so cheap).
-            self._verdicts = tuple(map(validate, self.callbacks, repeat(generation)))
+            self._verdicts = tuple(map(validate, self._inner, repeat(generation)))
             self._generation = generation
         verdicts = self._verdicts
-        key = (verdicts, name)
-        try:
-            layout = _layouts[key]
-        except KeyError:
-            layout = _layout(verdicts, name)
-            _remember(key, layout)
+        layout = None
+        if self._placing is None:
+            key = (verdicts, name)
+            try:
+                layout = _layouts[key]
+            except KeyError:
+                layout = _layout(verdicts, name)
+                _remember(key, layout)
         if self._ready != generation:
             # A layout knows its verdicts have no unmatched name and no instance dict to
             # read: then there is nothing to ask (the common case costs one read).
             if layout is None or layout.names_to_check:
-                for callback, verdict in zip(self.callbacks, verdicts, strict=True):
+                for callback, verdict in zip(self._inner, verdicts, strict=True):
                     if verdict is None or verdict.unmatched or verdict.has_dict:
                         refuse_unmatched_names(callback, verdict)
             self._ready = generation
-        chain = None if layout is None else layout.chain(self.callbacks, name)
+        if self._placing is not None:
+            chain = Chain(*build_placed(self._placing, self._inner, name, kind, self._member))
+        else:
+            chain = None if layout is None else layout.chain(self._inner, name)
         if chain is None:
             chain = self._build(name, kind)
         self._chains[name] = chain
@@ -140,15 +168,72 @@ class CompiledCallbacks:
         """Whether any callback in the list defines ``point``'s method."""
         return bool(self.methods(point))
 
+    def for_agent(self, agent: str, /) -> CompiledCallbacks:
+        """The list as the agent named ``agent`` dispatches it: a callback matched to
+        other agents (``agents=``) left out, one matched to this agent kept without
+        asking again. The list itself when nothing in it is matched by agent."""
+        placed = self._placing
+        if placed is None or not placed.by_agent:
+            return self
+        kept: list[object] = []
+        for callback, each in zip(self.callbacks, placed.placed, strict=True):
+            match = None if each is None else each.match
+            if each is None or match is None or match.agents is None:
+                kept.append(callback)
+            elif match.agent(agent):
+                kept.append(each.with_match(match.without_agent()))
+        return CompiledCallbacks(kept)
+
+    def for_tool(self, tool: ToolInfo, /) -> CompiledCallbacks:
+        """The list as a call of ``tool`` dispatches its tool points: a callback whose
+        match cannot fit ``tool`` left out (it costs that call nothing), one that fits
+        kept with only its per-call tests (the arguments). Made once per ``ToolInfo``
+        object and kept; the list itself when nothing in it is matched by tool."""
+        placed = self._placing
+        if placed is None or not placed.by_tool:
+            return self
+        views = self._views
+        found = views.get(id(tool))
+        if found is not None and found[0] is tool:
+            return found[1]
+        kept: list[object] = []
+        for callback, each in zip(self.callbacks, placed.placed, strict=True):
+            match = None if each is None else each.match
+            if each is None or match is None or not match.scopes_tools:
+                kept.append(callback)
+            elif not match.static or match.tool(tool):
+                kept.append(each.with_match(match.without_tool()))
+        view = CompiledCallbacks(kept)
+        if len(views) >= _VIEWS_SIZE:
+            views.clear()
+        views[id(tool)] = (tool, view)
+        return view
+
+    def tier(self, owner: object, /) -> Tier:
+        """The tier of ``owner``, one of the list's callbacks (as chains name them)."""
+        placed = self._placing
+        if placed is not None:
+            for index, callback in enumerate(self._inner):
+                if callback is owner:
+                    return placed.tier(index)
+        return "default"
+
     def __add__(self, other: CompiledCallbacks) -> CompiledCallbacks:
         """Both lists, ``self``'s callbacks first, without validating either again."""
         if type(other) is not CompiledCallbacks:
             return NotImplemented
         combined: CompiledCallbacks = object.__new__(CompiledCallbacks)
         combined.callbacks = self.callbacks + other.callbacks  # type: ignore[misc]
+        combined._inner = self._inner + other._inner
         combined._generation = min(self._generation, other._generation)
         combined._verdicts = self._verdicts + other._verdicts
+        combined._placing = (
+            None
+            if self._placing is None and other._placing is None
+            else placing(combined.callbacks, combined._inner)
+        )
         combined._chains = {}
+        combined._views = {}
         combined._sync = {}
         combined._ready = min(self._ready, other._ready)
         return combined
@@ -164,24 +249,32 @@ class CompiledCallbacks:
         owners: list[object] = []
         fns: list[Fn] = []
         asyncs: list[bool] = []
-        for callback, verdict in zip(self.callbacks, self._verdicts, strict=True):
-            fn: Any = getattr(callback, name, _MISSING)
-            if fn is _MISSING:
+        for index, callback in enumerate(self._inner):
+            member = self._member(index, name, kind)
+            if member is None:
                 continue
-            known = None if verdict is None else verdict.hooks.get(name)
-            if known is not None and (
-                (type(fn) is MethodType and fn.__func__ is known[0])
-                if verdict.bound  # type: ignore[union-attr]  # known implies a verdict
-                else fn is known[0]
-            ):
-                is_async = known[1]  # the very method validated: checked once, for all
-            else:
-                fn = check_method(callback, name, fn, kind)
-                is_async = _is_async(fn)
             owners.append(callback)
-            fns.append(fn)
-            asyncs.append(is_async)
+            fns.append(member[0])
+            asyncs.append(member[1])
         return Chain(tuple(owners), tuple(fns), tuple(asyncs))
+
+    def _member(self, index: int, name: str, kind: str) -> tuple[Fn, bool] | None:
+        """The ``index``-th callback's method for the point ``name`` (checked) and whether
+        it is async; ``None`` when it has none."""
+        callback = self._inner[index]
+        verdict = self._verdicts[index]
+        fn: Any = getattr(callback, name, _MISSING)
+        if fn is _MISSING:
+            return None
+        known = None if verdict is None else verdict.hooks.get(name)
+        if known is not None and (
+            (type(fn) is MethodType and fn.__func__ is known[0])
+            if verdict.bound  # type: ignore[union-attr]  # known implies a verdict
+            else fn is known[0]
+        ):
+            return fn, known[1]  # the very method validated: checked once, for all
+        fn = check_method(callback, name, fn, kind)
+        return fn, _is_async(fn)
 
 
 @final
@@ -342,6 +435,14 @@ def _trim() -> None:
             newest = list(_cache.items())[-_CACHE_SIZE:]
             _cache.clear()
             _cache.update(newest)
+
+
+def _unwrapped(callback: object) -> object:
+    """The callback itself: a ``Placed`` one's, or ``callback``."""
+    if type(callback) is Placed:
+        placed: Placed[object] = callback  # pyright: ignore[reportUnknownVariableType]
+        return placed.callback
+    return callback
 
 
 def _check_list(callbacks: object) -> None:
