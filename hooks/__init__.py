@@ -79,6 +79,7 @@ from hooks._decisions import Approve, Decision, Edit, Reject, Respond
 from hooks._dispatch import Callbacks, run_after, run_before, run_on_error
 from hooks._errors import HookError, HookTimeout, InvalidCallbacks, InvalidResult, StopRun
 from hooks._events import AsyncObserver, HookEvent, Observer, OutcomeTag, observing
+from hooks._explain import ChainStep, Explanation, explain
 from hooks._messages import (
     Message,
     ModelRequest,
@@ -182,6 +183,7 @@ __all__ = [
     "BeforeTool",
     "CallState",
     "Callbacks",
+    "ChainStep",
     "CompiledCallbacks",
     "Cont",
     "Decision",
@@ -189,6 +191,7 @@ __all__ = [
     "Edit",
     "ErrorPoint",
     "ErrorResult",
+    "Explanation",
     "Failure",
     "Fallback",
     "FilePart",
@@ -252,6 +255,7 @@ __all__ = [
     "arun_wrap",
     "audit",
     "compile_callbacks",
+    "explain",
     "guard",
     "matched",
     "observing",

@@ -209,6 +209,16 @@ class CompiledCallbacks:
         views[id(tool)] = (tool, view)
         return view
 
+    def placed(self) -> tuple[Placed[object], ...]:
+        """The list's placed callbacks (``guard``, ``matched``, ``audit``), in list order."""
+        placed = self._placing
+        return () if placed is None else tuple(p for p in placed.placed if p is not None)
+
+    @property
+    def by_tool(self) -> bool:
+        """Whether a callback of the list is matched by tool (``for_tool`` gives views)."""
+        return self._placing is not None and self._placing.by_tool
+
     def tier(self, owner: object, /) -> Tier:
         """The tier of ``owner``, one of the list's callbacks (as chains name them)."""
         placed = self._placing

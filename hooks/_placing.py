@@ -75,9 +75,6 @@ def _check_audit(placed: Placed[object], callback: object) -> None:
             "list it as a guard or a default-tier callback instead"
         )
         raise InvalidCallbacks(msg, callback=callback, attribute=hooks[0])
-    if not callable(getattr(callback, "on_event", None)):
-        msg = f"{describe(placed)}: an audit callback needs an on_event(event) method"
-        raise InvalidCallbacks(msg, callback=callback, attribute="on_event")
 
 
 def _order(placed: tuple[Placed[object] | None, ...], inner: tuple[object, ...]) -> tuple[int, ...]:

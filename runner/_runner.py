@@ -11,8 +11,10 @@ from hooks import (
     Callbacks,
     Decision,
     DispatchPolicy,
+    Explanation,
     Message,
 )
+from hooks._points import AnyPoint
 from runner._agent import Agent
 from runner._checks import (
     as_message,
@@ -285,6 +287,25 @@ class Runner:
     # The 0.2 names of the async twins, kept: the same methods.
     run_async = arun
     resume_async = aresume
+
+    def explain(
+        self,
+        point: AnyPoint,
+        /,
+        *,
+        tool: str | None = None,
+        agent: str | None = None,
+        callbacks: Sequence[object] = (),
+    ) -> Explanation:
+        """The chain ``point`` runs, in order, with each callback's tier and match: for
+        ``agent`` (the runner's agent when ``None``) in a run given ``callbacks``, and
+        for a call of ``tool`` when given (callbacks matched to other tools left out)::
+
+            print(runner.explain(BEFORE_TOOL, tool="delete_note", callbacks=[audit_log]))
+
+        An MCP server's tool is known once the server listed it (after a run used it).
+        """
+        return self._launcher.explain(point, tool=tool, agent=agent, callbacks=callbacks)
 
     def close(self) -> None:
         """Refuse new runs; release the runner's pool and own sessions once no run is under way.

@@ -18,6 +18,7 @@ from typing import Final, final
 
 from hooks import WRAP_MODEL, WRAP_TOOL, CompiledCallbacks, Message, compile_callbacks
 from runner._agent import Agent
+from runner._run.matching import check_matches
 from runner._run.readiness import POINTS, ready_for_async, ready_for_sync
 from runner._streaming.delta import ON_DELTA
 
@@ -34,12 +35,22 @@ class AgentSetup:
     with an async method, the only ones an async run dispatches with ``arun_*`` (none
     in a sync run); ``wrapped``: the wrap points some callback wraps (the others run
     their operation directly); ``hooks_deltas``: whether a callback sees stream deltas;
-    ``observers``: the ``on_event`` methods, each with whether it is async and the
-    callback it belongs to; ``system``: the system message its requests open with
+    ``observers``: the ``on_event`` methods, each with whether it is async, the
+    callback it belongs to and whether that one is an audit (whose errors never stop a
+    run); ``by_tool``: whether a callback is matched by tool (tool points then dispatch
+    the list's view for the called tool); ``system``: the system message its requests open with
     (none without an instruction).
     """
 
-    __slots__ = ("awaiting", "compiled", "hooks_deltas", "observers", "system", "wrapped")
+    __slots__ = (
+        "awaiting",
+        "by_tool",
+        "compiled",
+        "hooks_deltas",
+        "observers",
+        "system",
+        "wrapped",
+    )
 
     def __init__(self, agent: Agent, compiled: CompiledCallbacks, *, is_async: bool) -> None:
         self.compiled: Final = compiled
@@ -53,7 +64,11 @@ class AgentSetup:
         )
         self.hooks_deltas: Final = compiled.defines(ON_DELTA)
         chain = compiled.chain("on_event", "event")
-        self.observers: Final = tuple(zip(chain.fns, chain.asyncs, chain.owners, strict=True))
+        self.observers: Final = tuple(
+            (fn, is_async, owner, compiled.tier(owner) == "audit")
+            for fn, is_async, owner in zip(chain.fns, chain.asyncs, chain.owners, strict=True)
+        )
+        self.by_tool: Final = compiled.by_tool
         self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
 
 
@@ -93,7 +108,10 @@ class CallbackTable:
         self._own: Final = {id(each): compile_callbacks(each.callbacks) for each in agents}
         # The run callbacks' items (by identity) -> their entry; runs without any share one.
         self._combined: dict[tuple[int, ...], _Entry] = {}
-        self._plain: Final = _Entry((), {key: callbacks + own for key, own in self._own.items()})
+        placed = [compiled for compiled in (callbacks, *self._own.values()) if compiled.placed()]
+        if placed:
+            check_matches(placed, self._agents)
+        self._plain: Final = _Entry((), self._combine(callbacks))
 
     def for_run(self, run_callbacks: CompiledCallbacks, *, check_sync: bool) -> Setups:
         """Per agent id: the runner's, the run's, then the agent's own callbacks, as a sync
@@ -116,12 +134,26 @@ class CallbackTable:
         key = tuple(map(id, items))
         entry = self._combined.get(key)
         if entry is None or not all(map(is_, entry.items, items)):
-            base = self.callbacks + run_callbacks
-            entry = _Entry(items, {key_: base + own for key_, own in self._own.items()})
+            if run_callbacks.placed():
+                check_matches((run_callbacks,), self._agents)
+            entry = _Entry(items, self._combine(self.callbacks + run_callbacks))
             if len(self._combined) >= _SIZE:
                 self._combined.clear()
             self._combined[key] = entry
         return entry
+
+    def agent_list(self, run_callbacks: CompiledCallbacks, agent: Agent) -> CompiledCallbacks:
+        """What ``agent`` dispatches in a run given ``run_callbacks``: the runner's, the
+        run's, then the agent's own callbacks (``KeyError``: not one of the runner's)."""
+        entry = self._entry(run_callbacks) if run_callbacks.callbacks else self._plain
+        return entry.combined[id(agent)]
+
+    def _combine(self, base: CompiledCallbacks) -> dict[int, CompiledCallbacks]:
+        """Per agent id: ``base`` then the agent's own callbacks, as that agent dispatches
+        them (callbacks matched to other agents left out)."""
+        return {
+            id(agent): (base + self._own[id(agent)]).for_agent(agent.name) for agent in self._agents
+        }
 
     def _checked(self, combined: dict[int, CompiledCallbacks], *, is_async: bool) -> Setups:
         """Every agent's callbacks checked for that kind of run, then decided for it.

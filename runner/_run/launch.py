@@ -22,7 +22,17 @@ from collections.abc import Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Final, final
 
-from hooks import Callbacks, CompiledCallbacks, Decision, DispatchPolicy, Message, compile_callbacks
+from hooks import (
+    Callbacks,
+    CompiledCallbacks,
+    Decision,
+    DispatchPolicy,
+    Explanation,
+    Message,
+    compile_callbacks,
+    explain,
+)
+from hooks._points import AnyPoint
 from runner._agent import Agent
 from runner._checks import check_id, check_type, positive_float, positive_int, store_hint
 from runner._mcp.hub import Hub
@@ -389,6 +399,32 @@ class Launcher:
         )
         run.decisions = decisions
         return run
+
+    def explain(
+        self, point: AnyPoint, *, tool: str | None, agent: str | None, callbacks: Callbacks
+    ) -> Explanation:
+        """The chain ``point`` runs for ``agent`` (the root agent when ``None``) in a run
+        given ``callbacks``; for the call of ``tool`` when given."""
+        agents = {each.name: each for each in self.agent.walk()}
+        chosen = self.agent if agent is None else agents.get(agent)
+        if chosen is None:
+            msg = f"{self.kind} has no agent {agent!r}; its agents: {', '.join(agents)}"
+            raise ValueError(msg)
+        compiled = self._table.agent_list(compile_callbacks(callbacks), chosen)
+        info = None
+        if tool is not None:
+            info = chosen.infos.get(tool)
+            hub = self._hub
+            for source in chosen.sources if info is None and hub is not None else ():
+                listing = hub.connection(source).current() or ()  # type: ignore[union-attr]
+                info = next((each.info for each in listing if each.info.name == tool), info)
+            if info is None:
+                msg = (
+                    f"agent {chosen.name!r} has no tool {tool!r} (an MCP server's tools are "
+                    f"known once listed); its tools: {', '.join(chosen.infos) or 'none'}"
+                )
+                raise ValueError(msg)
+        return explain(compiled, point, tool=info)
 
     def check_callbacks(self, state: RunState, callbacks: Callbacks = ()) -> None:
         """Refuse (``ResumeRefused``) resuming ``state`` without a callback it paused under:

@@ -20,6 +20,7 @@ from hooks import (
     AfterPoint,
     BeforePoint,
     BeforeResult,
+    CompiledCallbacks,
     Cont,
     ErrorPoint,
     ErrorResult,
@@ -85,6 +86,7 @@ class Plan:
         "agent",
         "awaiting",
         "branch",
+        "by_tool",
         "clock",
         "compiled",
         "hooks_deltas",
@@ -115,6 +117,7 @@ class Plan:
         self.branch: Final = invocation.branch
         self.invocation: Final = invocation
         self.compiled: Final = setup.compiled
+        self.by_tool: Final = setup.by_tool  # tool points dispatch the called tool's view
         self.awaiting: Final = setup.awaiting
         self.wrapped: Final = setup.wrapped
         self.hooks_deltas: Final = setup.hooks_deltas
@@ -134,18 +137,17 @@ class Plan:
     ) -> PausableResult[C, T]:
         """Dispatch a before point; observers are told how it ended."""
         awaits = point.name in self.awaiting
+        compiled = _view(self.compiled, ctx) if self.by_tool else self.compiled
         if not self.observers and (self.tracer is None or not _recording()):
             if awaits:
-                return await arun_before(self.compiled, point, ctx, policy=self.policy)
-            return run_before(self.compiled, point, ctx, policy=self.policy)
+                return await arun_before(compiled, point, ctx, policy=self.policy)
+            return run_before(compiled, point, ctx, policy=self.policy)
         trace, start = Trace(), self._began()
         try:
             if awaits:
-                result = await arun_before(
-                    self.compiled, point, ctx, policy=self.policy, trace=trace
-                )
+                result = await arun_before(compiled, point, ctx, policy=self.policy, trace=trace)
             else:
-                result = run_before(self.compiled, point, ctx, policy=self.policy, trace=trace)
+                result = run_before(compiled, point, ctx, policy=self.policy, trace=trace)
         except Exception as exc:
             await self._observe(
                 point.name, start, trace, ctx, outcome="raised", error=exc, given=ctx
@@ -160,20 +162,19 @@ class Plan:
     async def after(self, point: AfterPoint[C, T], outcome: Outcome[T], ctx: C) -> Outcome[T]:
         """Dispatch an after point; observers are told how it ended."""
         awaits = point.name in self.awaiting
+        compiled = _view(self.compiled, ctx) if self.by_tool else self.compiled
         if not self.observers and (self.tracer is None or not _recording()):
             if awaits:
-                return await arun_after(self.compiled, point, outcome, ctx, policy=self.policy)
-            return run_after(self.compiled, point, outcome, ctx, policy=self.policy)
+                return await arun_after(compiled, point, outcome, ctx, policy=self.policy)
+            return run_after(compiled, point, outcome, ctx, policy=self.policy)
         trace, start = Trace(), self._began()
         try:
             if awaits:
                 result = await arun_after(
-                    self.compiled, point, outcome, ctx, policy=self.policy, trace=trace
+                    compiled, point, outcome, ctx, policy=self.policy, trace=trace
                 )
             else:
-                result = run_after(
-                    self.compiled, point, outcome, ctx, policy=self.policy, trace=trace
-                )
+                result = run_after(compiled, point, outcome, ctx, policy=self.policy, trace=trace)
         except Exception as exc:
             await self._observe(
                 point.name, start, trace, ctx, outcome="raised", error=exc, given=outcome
@@ -191,19 +192,20 @@ class Plan:
     ) -> ErrorResult[C, T]:
         """Dispatch an error point; observers are told how it ended and what failed."""
         awaits = point.name in self.awaiting
+        compiled = _view(self.compiled, ctx) if self.by_tool else self.compiled
         if not self.observers and (self.tracer is None or not _recording()):
             if awaits:
-                return await arun_on_error(self.compiled, point, failure, ctx, policy=self.policy)
-            return run_on_error(self.compiled, point, failure, ctx, policy=self.policy)
+                return await arun_on_error(compiled, point, failure, ctx, policy=self.policy)
+            return run_on_error(compiled, point, failure, ctx, policy=self.policy)
         trace, start = Trace(), self._began()
         try:
             if awaits:
                 result = await arun_on_error(
-                    self.compiled, point, failure, ctx, policy=self.policy, trace=trace
+                    compiled, point, failure, ctx, policy=self.policy, trace=trace
                 )
             else:
                 result = run_on_error(
-                    self.compiled, point, failure, ctx, policy=self.policy, trace=trace
+                    compiled, point, failure, ctx, policy=self.policy, trace=trace
                 )
         except Exception as exc:
             await self._observe(
@@ -233,14 +235,15 @@ class Plan:
         traced = self.tracer is not None and _recording()
         trace = Trace() if self.observers or traced else None
         start = _UNOBSERVED if trace is None else self._began()
+        compiled = _view(self.compiled, ctx) if self.by_tool else self.compiled
         try:
             if self.is_async:
                 result = await arun_wrap(
-                    self.compiled, point, ctx, carried.arun, policy=self.policy, trace=trace
+                    compiled, point, ctx, carried.arun, policy=self.policy, trace=trace
                 )
             else:
                 result = run_wrap(
-                    self.compiled, point, ctx, carried.run, policy=self.policy, trace=trace
+                    compiled, point, ctx, carried.run, policy=self.policy, trace=trace
                 )
         except Carried as carrier:
             error: Exception = carrier.error
@@ -309,13 +312,21 @@ class Plan:
             given=given,
             result=result,
         )
-        for fn, is_async, owner in self.observers:
+        for fn, is_async, owner, audits in self.observers:
             try:
                 if is_async:
                     await fn(event)
                 else:
                     fn(event)
             except StopRun:
-                raise  # any callback may stop a run, observers included
+                if audits:  # an audit only observes: not even StopRun changes the run
+                    logger.exception("audit %r raised StopRun on %s; the run goes on", owner, point)
+                    continue
+                raise  # any other callback may stop a run, observers included
             except Exception:
                 logger.exception("observer %r failed on %s; the run goes on", owner, point)
+
+
+def _view(compiled: CompiledCallbacks, ctx: object) -> CompiledCallbacks:
+    """What a dispatch with ``ctx`` runs: a tool call's the list's view for its tool."""
+    return compiled.for_tool(ctx.tool) if isinstance(ctx, ToolContext) else compiled

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any, Final, cast
 
-from hooks import Approve, Decision, Edit, Reject, Respond
+from hooks import Approve, Decision, Edit, Placed, Reject, Respond
 from runner._agent import Agent
 from runner._errors import InvalidDecisions, ResumeRefused
 from runner._pause.pending import DecisionKind, Frame, PendingRequest, request_id
@@ -35,13 +35,20 @@ __all__ = ["check_callbacks", "checked_decisions", "describe"]
 
 def describe(callbacks: Iterable[object]) -> tuple[str, ...]:
     """Each callback's stable description: a module's name, an object's class's
-    ``module.QualName``."""
-    return tuple(
-        callback.__name__
-        if isinstance(callback, ModuleType)
-        else f"{type(callback).__module__}.{type(callback).__qualname__}"
-        for callback in callbacks
-    )
+    ``module.QualName``; a placed one's with its tier and match
+    (``guard(guards.Approval, tools=['rm'])``)."""
+    return tuple(map(_stable, callbacks))
+
+
+def _stable(callback: object) -> str:
+    if isinstance(callback, Placed):
+        placed: Placed[object] = callback  # pyright: ignore[reportUnknownVariableType]
+        name = "matched" if placed.tier == "default" else placed.tier
+        match = "" if placed.match is None else f", {placed.match!r}"
+        return f"{name}({_stable(placed.callback)}{match})"
+    if isinstance(callback, ModuleType):
+        return callback.__name__
+    return f"{type(callback).__module__}.{type(callback).__qualname__}"
 
 
 def check_callbacks(state: RunState, present: Iterable[object]) -> None:
