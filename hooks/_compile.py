@@ -71,6 +71,7 @@ class CompiledCallbacks:
         "_placing",
         "_ready",
         "_sync",
+        "_tool",
         "_verdicts",
         "_views",
         "callbacks",
@@ -92,8 +93,9 @@ class CompiledCallbacks:
             map(validate, self._inner, repeat(generation))
         )
         self._placing: Placing | None = placing(self.callbacks, self._inner) if placed else None
-        # id(ToolInfo) -> (it, the view for that tool): see ``for_tool``.
-        self._views: dict[int, tuple[ToolInfo, CompiledCallbacks]] = {}
+        # id(ToolInfo) -> the view for that tool (which holds it): see ``for_tool``.
+        self._views: dict[int, CompiledCallbacks] = {}
+        self._tool: Final[ToolInfo | None] = None  # the tool of a view, kept alive with it
         # Chains are built without a lock: two threads building one at once build equal
         # chains, and either may stay.
         self._chains: dict[str, Chain] = {}
@@ -189,13 +191,12 @@ class CompiledCallbacks:
         match cannot fit ``tool`` left out (it costs that call nothing), one that fits
         kept with only its per-call tests (the arguments). Made once per ``ToolInfo``
         object and kept; the list itself when nothing in it is matched by tool."""
+        view = self._views.get(id(tool))  # a kept view keeps its tool: the id stays its own
+        if view is not None:
+            return view
         placed = self._placing
         if placed is None or not placed.by_tool:
             return self
-        views = self._views
-        found = views.get(id(tool))
-        if found is not None and found[0] is tool:
-            return found[1]
         kept: list[object] = []
         for callback, each in zip(self.callbacks, placed.placed, strict=True):
             match = None if each is None else each.match
@@ -204,9 +205,10 @@ class CompiledCallbacks:
             elif not match.static or match.tool(tool):
                 kept.append(each.with_match(match.without_tool()))
         view = CompiledCallbacks(kept)
-        if len(views) >= _VIEWS_SIZE:
-            views.clear()
-        views[id(tool)] = (tool, view)
+        view._tool = tool  # type: ignore[misc]  # set once, before anyone sees the view
+        if len(self._views) >= _VIEWS_SIZE:
+            self._views.clear()
+        self._views[id(tool)] = view
         return view
 
     def placed(self) -> tuple[Placed[object], ...]:
@@ -244,6 +246,7 @@ class CompiledCallbacks:
         )
         combined._chains = {}
         combined._views = {}
+        combined._tool = None  # type: ignore[misc]
         combined._sync = {}
         combined._ready = min(self._ready, other._ready)
         return combined

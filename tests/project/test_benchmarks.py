@@ -208,3 +208,13 @@ def test_mcp_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.count("mcp/sdk") == 2
     assert "stdio:" in out
     assert "http:" in out
+
+
+def test_matchers_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The matcher benchmark checks its contenders agree, then prints the view's ratio."""
+    from benchmarks import matchers
+
+    assert matchers.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "view/alone:" in out
+    assert "target <= 1.3x" in out
