@@ -91,7 +91,7 @@ from hooks._messages import (
     Usage,
 )
 from hooks._parts import FilePart, ImagePart, Part, ReasoningPart
-from hooks._placed import Match, Placed, Tier, audit, guard, matched
+from hooks._placed import Match, Placed, Tier, audit, guard, matched, shadow
 from hooks._points import (
     AFTER_AGENT,
     AFTER_MODEL,
@@ -263,6 +263,7 @@ __all__ = [
     "run_before",
     "run_on_error",
     "run_wrap",
+    "shadow",
     "with_timeout",
 ]
 

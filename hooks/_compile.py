@@ -70,6 +70,7 @@ class CompiledCallbacks:
         "_inner",
         "_placing",
         "_ready",
+        "_shadows",
         "_sync",
         "_tool",
         "_verdicts",
@@ -96,6 +97,7 @@ class CompiledCallbacks:
         # id(ToolInfo) -> the view for that tool (which holds it): see ``for_tool``.
         self._views: dict[int, CompiledCallbacks] = {}
         self._tool: Final[ToolInfo | None] = None  # the tool of a view, kept alive with it
+        self._shadows: tuple[tuple[object, CompiledCallbacks], ...] | None = None
         # Chains are built without a lock: two threads building one at once build equal
         # chains, and either may stay.
         self._chains: dict[str, Chain] = {}
@@ -211,6 +213,23 @@ class CompiledCallbacks:
         self._views[id(tool)] = view
         return view
 
+    def shadows(self) -> tuple[tuple[object, CompiledCallbacks], ...]:
+        """The list's ``shadow`` callbacks, each with a list of itself alone (its match
+        kept) to dispatch beside the live chain; made once."""
+        shadows = self._shadows
+        if shadows is None:
+            placed = self._placing
+            shadows = self._shadows = (
+                ()
+                if placed is None
+                else tuple(
+                    (each.callback, CompiledCallbacks([each.with_tier("default")]))
+                    for each in placed.placed
+                    if each is not None and each.tier == "shadow"
+                )
+            )
+        return shadows
+
     def placed(self) -> tuple[Placed[object], ...]:
         """The list's placed callbacks (``guard``, ``matched``, ``audit``), in list order."""
         placed = self._placing
@@ -246,6 +265,7 @@ class CompiledCallbacks:
         )
         combined._chains = {}
         combined._views = {}
+        combined._shadows = None
         combined._tool = None  # type: ignore[misc]
         combined._sync = {}
         combined._ready = min(self._ready, other._ready)

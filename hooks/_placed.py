@@ -23,15 +23,16 @@ from hooks._errors import Described, InvalidCallbacks, describe
 from hooks._protocols import OnEvent
 from hooks._tool_info import ToolAnnotations, ToolInfo
 
-__all__ = ["Match", "Placed", "Tier", "audit", "guard", "matched"]
+__all__ = ["Match", "Placed", "Tier", "audit", "guard", "matched", "shadow"]
 
 CB = TypeVar("CB")
 
-Tier: TypeAlias = Literal["guard", "default", "audit"]
+Tier: TypeAlias = Literal["guard", "default", "audit", "shadow"]
 """Where a callback runs at each point: first (``guard``), in list order
-(``default``), or last and observe-only (``audit``)."""
+(``default``), last and observe-only (``audit``), or beside the chain, its decisions
+recorded and never acted on (``shadow``)."""
 
-TIERS: Final[dict[str, int]] = {"guard": 0, "default": 1, "audit": 2}
+TIERS: Final[dict[str, int]] = {"guard": 0, "default": 1, "audit": 2, "shadow": 3}
 
 Names: TypeAlias = "str | re.Pattern[str] | Sequence[str | re.Pattern[str]]"
 """Tool or agent names: exact names, ``fnmatch`` globs (``"fs_*"``), or compiled
@@ -271,7 +272,7 @@ class Placed(Described, Generic[CB]):
             )
             raise InvalidCallbacks(msg, callback=cast(object, given))
         if tier not in TIERS:
-            msg = f"a tier is 'guard', 'default' or 'audit', got {tier!r:.60}"
+            msg = f"a tier is 'guard', 'default', 'audit' or 'shadow', got {tier!r:.60}"
             raise ValueError(msg)
         for label, others in (("before", before), ("after", after)):
             items: object = others
@@ -289,6 +290,17 @@ class Placed(Described, Generic[CB]):
         self.after: Final = tuple(_inner(item) for item in after)
         self.allow_unmatched: Final = allow_unmatched
 
+    def with_tier(self, tier: Tier, /) -> Placed[CB]:
+        """The same placement in another tier."""
+        return Placed(
+            self.callback,
+            tier,
+            self.match,
+            before=self.before,
+            after=self.after,
+            allow_unmatched=self.allow_unmatched,
+        )
+
     def with_match(self, match: Match | None, /) -> Placed[CB]:
         """The same placement with another match (what a list's views keep)."""
         return Placed(
@@ -303,13 +315,14 @@ class Placed(Described, Generic[CB]):
     def _description(self) -> str:
         inner = describe(self.callback)
         extra = "" if self.match is None else f", {self.match!r}"
-        name = "matched" if self.tier == "default" else self.tier
-        return f"{name}({inner}{extra})"
+        return f"{_NAMES[self.tier]}({inner}{extra})"
 
     def __repr__(self) -> str:
         extra = "" if self.match is None else f", {self.match!r}"
-        name = "matched" if self.tier == "default" else self.tier
-        return f"{name}({self.callback!r}{extra})"
+        return f"{_NAMES[self.tier]}({self.callback!r}{extra})"
+
+
+_NAMES: Final = {"guard": "guard", "default": "matched", "audit": "audit", "shadow": "shadow"}
 
 
 def _inner(callback: object) -> object:
@@ -394,3 +407,27 @@ def audit(callback: OnEvent | AsyncOnEvent, /) -> Placed[Any]:
     callback with any other hook is ``InvalidCallbacks``; what its ``on_event`` raises
     (``StopRun`` included) is logged and the run goes on."""
     return Placed(callback, "audit", None)
+
+
+def shadow(
+    callback: CB,
+    /,
+    *,
+    tools: Names | None = None,
+    server: str | Sequence[str] | None = None,
+    annotations: ToolAnnotations | None = None,
+    args: ArgsTest | None = None,
+    agents: Names | None = None,
+) -> Placed[CB]:
+    """``callback`` tried beside the live chain, never acted on: a candidate policy on
+    real traffic before it is enforced.
+
+    At each before, after and error point it defines (matched as ``matched`` matches),
+    it is given what the live chain was given, after the live chain ran; when its
+    decision differs from the live chain's (it would have halted, paused, retried,
+    fallen back or replaced what the live chain passed, or the other way round), a run
+    records a ``ShadowEvent`` and, traced, a ``hookline.shadow`` span event. What it
+    returns is never used and what it raises is recorded, never raised. It cannot wrap
+    (its ``call_next`` would run the operation a second time): a wrap method is
+    ``InvalidCallbacks``."""
+    return Placed(callback, "shadow", _match(tools, server, annotations, args, agents))

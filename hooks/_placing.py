@@ -56,6 +56,8 @@ def placing(callbacks: tuple[object, ...], inner: tuple[object, ...]) -> Placing
     for each, callback in zip(placed, inner, strict=True):
         if each is not None and each.tier == "audit":
             _check_audit(each, callback)
+        elif each is not None and each.tier == "shadow":
+            _check_shadow(each, callback)
     return Placing(placed, _order(placed, inner))
 
 
@@ -75,6 +77,17 @@ def _check_audit(placed: Placed[object], callback: object) -> None:
             "list it as a guard or a default-tier callback instead"
         )
         raise InvalidCallbacks(msg, callback=callback, attribute=hooks[0])
+
+
+def _check_shadow(placed: Placed[object], callback: object) -> None:
+    points = known_points()
+    wraps = [name for name, kind in points.items() if kind == "wrap" and hasattr(callback, name)]
+    if wraps:
+        msg = (
+            f"{describe(placed)}: a shadow cannot wrap ({', '.join(wraps)}): its call_next "
+            "would run the operation a second time; shadow the before and after hooks"
+        )
+        raise InvalidCallbacks(msg, callback=callback, attribute=wraps[0])
 
 
 def _order(placed: tuple[Placed[object] | None, ...], inner: tuple[object, ...]) -> tuple[int, ...]:
@@ -166,11 +179,13 @@ def build_placed(
     fns: list[Fn] = []
     asyncs: list[bool] = []
     for index in placing.order:
+        placed = placing.placed[index]
+        if placed is not None and placed.tier == "shadow":
+            continue  # beside the chain, never in it: see CompiledCallbacks.shadows
         found = member(index, name, kind)
         if found is None:
             continue
         fn, is_async = found
-        placed = placing.placed[index]
         if placed is not None and placed.match is not None:
             test = _test(placed.match, tool_point=tool_point, kind=kind)
             if test is not None:

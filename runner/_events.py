@@ -25,6 +25,7 @@ __all__ = [
     "RunResult",
     "RunStartedEvent",
     "RunStatus",
+    "ShadowEvent",
     "StopEvent",
     "StreamEvent",
     "TextDelta",
@@ -176,6 +177,29 @@ class PauseEvent(_Record):
 
 
 @slot_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShadowEvent(_Record):
+    """A ``shadow`` callback would have decided otherwise than the live chain did.
+
+    ``point`` is where, ``callback`` the shadow (as messages name it); ``live`` and
+    ``would`` are the two decisions: ``"cont"`` (passed on unchanged), ``"replace"``
+    (passed on a changed context), ``"halt"``, ``"pause"``, ``"pass"`` (an after or
+    error point's outcome or failure handed on as it came), ``"replace"`` / ``"failure"``
+    (a different outcome), ``"retry"``, ``"fallback"``, ``"raised"``. ``detail`` shows
+    what the shadow returned or raised (at most 200 characters). ``tool`` and
+    ``call_id`` name a tool call's.
+    """
+
+    point: str
+    callback: str
+    live: str
+    would: str
+    tool: str | None = None
+    call_id: str | None = None
+    detail: str = ""
+
+
+@slot_init
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of the model's text as it is generated.
@@ -232,8 +256,9 @@ Event: TypeAlias = (
     | AttemptDiscardedEvent
     | StopEvent
     | PauseEvent
+    | ShadowEvent
 )
-"""Any event record; ``match`` on it is exhaustive over the twelve kinds."""
+"""Any event record; ``match`` on it is exhaustive over the thirteen kinds."""
 
 
 _EMPTY_STATE = RunState({}, "", "", "", "", "completed")

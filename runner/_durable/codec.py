@@ -56,6 +56,7 @@ from runner._events import (
     PauseEvent,
     RetryEvent,
     RunResult,
+    ShadowEvent,
     StopEvent,
     ToolAttemptEvent,
     ToolCallEvent,
@@ -659,6 +660,7 @@ for _cls in (
     AttemptDiscardedEvent,
     StopEvent,
     PauseEvent,
+    ShadowEvent,
 ):
     _ENCODERS[_cls] = _fields
     _DECODERS[_cls.__name__] = _record(_cls)

@@ -37,9 +37,10 @@ class AgentSetup:
     their operation directly); ``hooks_deltas``: whether a callback sees stream deltas;
     ``observers``: the ``on_event`` methods, each with whether it is async, the
     callback it belongs to and whether that one is an audit (whose errors never stop a
-    run); ``by_tool``: whether a callback is matched by tool (tool points then dispatch
-    the list's view for the called tool); ``system``: the system message its requests open with
-    (none without an instruction).
+    run); ``shadowed``: whether the list has ``shadow`` callbacks to ask beside the live
+    chains (a sync run refuses an async one); ``by_tool``: whether a callback is matched
+    by tool (tool points then dispatch the list's view for the called tool); ``system``:
+    the system message its requests open with (none without an instruction).
     """
 
     __slots__ = (
@@ -48,6 +49,7 @@ class AgentSetup:
         "compiled",
         "hooks_deltas",
         "observers",
+        "shadowed",
         "system",
         "wrapped",
     )
@@ -69,6 +71,13 @@ class AgentSetup:
             for fn, is_async, owner in zip(chain.fns, chain.asyncs, chain.owners, strict=True)
         )
         self.by_tool: Final = compiled.by_tool
+        shadows = compiled.shadows()
+        if not is_async:  # a sync run cannot await a shadow either: refused before it runs
+            for _, alone in shadows:
+                for point in POINTS:
+                    if point.kind != "wrap":
+                        alone.sync_chain(point.name, point.kind)
+        self.shadowed: Final = bool(shadows)
         self.system: Final = (Message("system", agent.instruction),) if agent.instruction else ()
 
 

@@ -143,7 +143,7 @@ async def guarded(
     (``None`` otherwise); its deltas name ``call_id``, the parent's call the agent's
     turn answers.
     """
-    decision = await plan.before(op.before, ctx)
+    decision = await plan.before(op.before, ctx, record)
     match decision:
         case Halt(value):
             return Success(value), ctx
@@ -195,7 +195,7 @@ async def guarded(
         if isinstance(ended, Halt):  # a changed retry met a guard that halted it
             return Success(ended.value), ctx
         outcome = ended
-    after = await plan.after(op.after, outcome, ctx)
+    after = await plan.after(op.after, outcome, ctx, record)
     if type(after) is Failure and after is not outcome:
         error = after.failure()
         record.add(
@@ -283,7 +283,7 @@ async def _recovered(
         )
         if standing:
             _discard(plan, record, standing, "failed")
-        recovery = await plan.on_error(op.on_error, Failure(error), ctx)
+        recovery = await plan.on_error(op.on_error, Failure(error), ctx, record)
         match recovery:
             case Retry() as retry:
                 following = await _retry(settings, plan, op, ctx, retry, error=error, record=record)
@@ -356,7 +356,7 @@ async def _retry(
     if not changed:
         return None, following
     # What runs changed: the guards see it before it runs.
-    decision = await plan.before(op.before, following)
+    decision = await plan.before(op.before, following, record)
     match decision:
         case Halt() as halt:
             return halt, following

@@ -37,6 +37,7 @@ from hooks import (
     Retry,
     StopRun,
     Success,
+    ToolCall,
     ToolContext,
     Trace,
     WrapPoint,
@@ -49,9 +50,12 @@ from hooks import (
     run_on_error,
     run_wrap,
 )
+from hooks._errors import describe
 from runner._agent import Agent
+from runner._events import ShadowEvent
 from runner._run.callbacks import AgentSetup
 from runner._run.drive import Carried, Carrier
+from runner._run.record import Record
 from runner._run.settings import Settings
 from runner._run.toolbox import Toolbox
 from runner._run.tracer import RECORDING
@@ -95,6 +99,7 @@ class Plan:
         "name",
         "observers",
         "policy",
+        "shadowed",
         "system",
         "toolbox",
         "tracer",
@@ -118,6 +123,7 @@ class Plan:
         self.invocation: Final = invocation
         self.compiled: Final = setup.compiled
         self.by_tool: Final = setup.by_tool  # tool points dispatch the called tool's view
+        self.shadowed: Final = setup.shadowed  # shadows are asked beside the live chains
         self.awaiting: Final = setup.awaiting
         self.wrapped: Final = setup.wrapped
         self.hooks_deltas: Final = setup.hooks_deltas
@@ -129,19 +135,31 @@ class Plan:
         self.system: Final = setup.system
 
     @overload
-    async def before(self, point: PausablePoint[C, T], ctx: C) -> PausableResult[C, T]: ...
-    @overload
-    async def before(self, point: BeforePoint[C, T], ctx: C) -> BeforeResult[C, T]: ...
     async def before(
-        self, point: BeforePoint[C, T] | PausablePoint[C, T], ctx: C
+        self, point: PausablePoint[C, T], ctx: C, record: Record | None = ...
+    ) -> PausableResult[C, T]: ...
+    @overload
+    async def before(
+        self, point: BeforePoint[C, T], ctx: C, record: Record | None = ...
+    ) -> BeforeResult[C, T]: ...
+    async def before(
+        self,
+        point: BeforePoint[C, T] | PausablePoint[C, T],
+        ctx: C,
+        record: Record | None = None,
     ) -> PausableResult[C, T]:
-        """Dispatch a before point; observers are told how it ended."""
+        """Dispatch a before point; observers are told how it ended, and ``record`` what
+        a shadow would have decided otherwise."""
         awaits = point.name in self.awaiting
         compiled = _view(self.compiled, ctx) if self.by_tool else self.compiled
         if not self.observers and (self.tracer is None or not _recording()):
             if awaits:
-                return await arun_before(compiled, point, ctx, policy=self.policy)
-            return run_before(compiled, point, ctx, policy=self.policy)
+                result = await arun_before(compiled, point, ctx, policy=self.policy)
+            else:
+                result = run_before(compiled, point, ctx, policy=self.policy)
+            if self.shadowed:
+                await self._shadow(point, compiled, ctx, ctx, live=result, record=record)
+            return result
         trace, start = Trace(), self._began()
         try:
             if awaits:
@@ -157,16 +175,29 @@ class Plan:
         await self._observe(
             point.name, start, trace, ctx, outcome=tag, error=None, given=ctx, result=result
         )
+        if self.shadowed:
+            await self._shadow(point, compiled, ctx, ctx, live=result, record=record)
         return result
 
-    async def after(self, point: AfterPoint[C, T], outcome: Outcome[T], ctx: C) -> Outcome[T]:
-        """Dispatch an after point; observers are told how it ended."""
+    async def after(
+        self,
+        point: AfterPoint[C, T],
+        outcome: Outcome[T],
+        ctx: C,
+        record: Record | None = None,
+    ) -> Outcome[T]:
+        """Dispatch an after point; observers are told how it ended, and ``record`` what
+        a shadow would have decided otherwise."""
         awaits = point.name in self.awaiting
         compiled = _view(self.compiled, ctx) if self.by_tool else self.compiled
         if not self.observers and (self.tracer is None or not _recording()):
             if awaits:
-                return await arun_after(compiled, point, outcome, ctx, policy=self.policy)
-            return run_after(compiled, point, outcome, ctx, policy=self.policy)
+                result = await arun_after(compiled, point, outcome, ctx, policy=self.policy)
+            else:
+                result = run_after(compiled, point, outcome, ctx, policy=self.policy)
+            if self.shadowed:
+                await self._shadow(point, compiled, outcome, ctx, live=result, record=record)
+            return result
         trace, start = Trace(), self._began()
         try:
             if awaits:
@@ -185,18 +216,29 @@ class Plan:
         await self._observe(
             point.name, start, trace, ctx, outcome=tag, error=error, given=outcome, result=result
         )
+        if self.shadowed:
+            await self._shadow(point, compiled, outcome, ctx, live=result, record=record)
         return result
 
     async def on_error(
-        self, point: ErrorPoint[C, T], failure: Failure[Exception], ctx: C
+        self,
+        point: ErrorPoint[C, T],
+        failure: Failure[Exception],
+        ctx: C,
+        record: Record | None = None,
     ) -> ErrorResult[C, T]:
-        """Dispatch an error point; observers are told how it ended and what failed."""
+        """Dispatch an error point; observers are told how it ended and what failed, and
+        ``record`` what a shadow would have decided otherwise."""
         awaits = point.name in self.awaiting
         compiled = _view(self.compiled, ctx) if self.by_tool else self.compiled
         if not self.observers and (self.tracer is None or not _recording()):
             if awaits:
-                return await arun_on_error(compiled, point, failure, ctx, policy=self.policy)
-            return run_on_error(compiled, point, failure, ctx, policy=self.policy)
+                result = await arun_on_error(compiled, point, failure, ctx, policy=self.policy)
+            else:
+                result = run_on_error(compiled, point, failure, ctx, policy=self.policy)
+            if self.shadowed:
+                await self._shadow(point, compiled, failure, ctx, live=result, record=record)
+            return result
         trace, start = Trace(), self._began()
         try:
             if awaits:
@@ -218,6 +260,8 @@ class Plan:
         await self._observe(
             point.name, start, trace, ctx, outcome=tag, error=error, given=failure, result=result
         )
+        if self.shadowed:
+            await self._shadow(point, compiled, failure, ctx, live=result, record=record)
         return result
 
     async def wrap(
@@ -269,6 +313,74 @@ class Plan:
                 )
             return result
         raise error  # outside the except block: no "during handling" chain to the carrier
+
+    async def _shadow(
+        self,
+        point: BeforePoint[C, T] | PausablePoint[C, T] | AfterPoint[C, T] | ErrorPoint[C, T],
+        compiled: CompiledCallbacks,
+        given: object,
+        ctx: C,
+        *,
+        live: object,
+        record: Record | None,
+    ) -> None:
+        """Ask each shadow what it would have decided given ``given``; record each that
+        differs from the live chain's ``live`` (and, traced, a span event). A shadow's
+        result is never used; what it raises is recorded, never raised."""
+        if record is None:
+            return
+        decided = _decision(live, given)
+        call = ctx.call if isinstance(ctx, ToolContext) else None
+        for owner, alone in compiled.shadows():
+            if not alone.chain(point.name, point.kind).fns or not _fits(alone, call):
+                continue
+            detail = ""
+            try:
+                would = await self._ask(point, alone, given, ctx)
+            except Exception as exc:  # StopRun too: a shadow changes nothing
+                decision = "raised"
+                detail = f"{type(exc).__name__}: {exc}"
+            else:
+                decision = _decision(would, given)
+                if decision not in ("cont", "pass"):
+                    detail = repr(would)
+            if decision == decided:
+                continue
+            event = ShadowEvent(
+                self.name,
+                self.branch,
+                self.clock(),
+                point=point.name,
+                callback=describe(owner),
+                live=decided,
+                would=decision,
+                tool=None if call is None else call.name,
+                call_id=None if call is None else call.id,
+                detail=detail[:200],
+            )
+            record.add(event)
+            if self.tracer is not None and _recording():
+                self.tracer.shadow(event)
+
+    async def _ask(
+        self,
+        point: BeforePoint[C, T] | PausablePoint[C, T] | AfterPoint[C, T] | ErrorPoint[C, T],
+        alone: CompiledCallbacks,
+        given: Any,
+        ctx: C,
+    ) -> object:
+        """What the one shadow of ``alone`` returns at ``point`` (awaited in async runs)."""
+        if isinstance(point, BeforePoint | PausablePoint):
+            if self.is_async:
+                return await arun_before(alone, point, ctx)
+            return run_before(alone, point, ctx)
+        if isinstance(point, AfterPoint):
+            if self.is_async:
+                return await arun_after(alone, point, given, ctx)
+            return run_after(alone, point, given, ctx)
+        if self.is_async:
+            return await arun_on_error(alone, point, given, ctx)
+        return run_on_error(alone, point, given, ctx)
 
     def _began(self) -> tuple[float, float]:
         """When an observed dispatch starts: the engine's clock, which a ``HookEvent`` carries
@@ -330,3 +442,24 @@ class Plan:
 def _view(compiled: CompiledCallbacks, ctx: object) -> CompiledCallbacks:
     """What a dispatch with ``ctx`` runs: a tool call's the list's view for its tool."""
     return compiled.for_tool(ctx.tool) if isinstance(ctx, ToolContext) else compiled
+
+
+def _decision(result: object, given: object) -> str:
+    """A dispatch's decision as a ``ShadowEvent`` names it."""
+    tag = type(result)
+    if tag is Cont:
+        passed: object = result._ctx  # type: ignore[attr-defined]
+        return "cont" if passed is given or passed == given else "replace"
+    if tag is Success or tag is Failure:
+        if result is given or result == given:
+            return "pass"
+        return "replace" if tag is Success else "failure"
+    return _TAGS[tag]
+
+
+def _fits(alone: CompiledCallbacks, call: ToolCall | None) -> bool:
+    """Whether the shadow of ``alone`` is for this call: its arguments' test, if any."""
+    if call is None:
+        return True
+    match = alone.placed()[0].match
+    return match is None or match.args is None or bool(match.args(call.args))

@@ -336,7 +336,9 @@ class Run:
         base = len(history.messages)
         if frame is None:
             record.add(UserMessageEvent(plan.name, plan.branch, plan.clock(), message=message))
-            decision = await plan.before(BEFORE_AGENT, AgentContext(plan.invocation, message))
+            decision = await plan.before(
+                BEFORE_AGENT, AgentContext(plan.invocation, message), record
+            )
             match decision:
                 case Halt(response):
                     history.messages = history.messages.extend((message, _assistant(response)))
@@ -359,7 +361,7 @@ class Run:
             messages = history.messages
             turn = tuple(messages[index] for index in range(base, len(messages)))
             raise Paused(frame=outcome.frame(plan.agent.name, plan.branch, ctx.message, turn))
-        final = await plan.after(AFTER_AGENT, outcome, ctx)
+        final = await plan.after(AFTER_AGENT, outcome, ctx, record)
         match final:
             case Success(response):
                 if type(outcome) is not Success or outcome.unwrap() is not response:

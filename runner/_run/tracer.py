@@ -26,6 +26,7 @@ from hooks import (
     Trace,
 )
 from runner._agent import Agent
+from runner._events import ShadowEvent
 
 __all__ = ["RECORDING", "Tracer"]
 
@@ -84,4 +85,8 @@ class Tracer(Protocol):
         result: object,
     ) -> None:
         """A traced dispatch ended: ``tag`` is how, ``traced`` who decided."""
+        ...
+
+    def shadow(self, event: ShadowEvent) -> None:
+        """A shadow would have decided otherwise (``event``): an event on the current span."""
         ...

@@ -20,6 +20,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
 from hooks import ON_MODEL_ERROR, ModelContext, ModelResponse, OutcomeTag, StopRun, Trace, Usage
+from runner._events import ShadowEvent
 from runner._pause.pending import Paused
 from runner._telemetry.genai import (
     ATTEMPT,
@@ -29,7 +30,16 @@ from runner._telemetry.genai import (
     usage_attributes,
 )
 
-__all__ = ["Turn", "answered", "current_turn", "decided", "errored", "raised", "with_turn"]
+__all__ = [
+    "Turn",
+    "answered",
+    "current_turn",
+    "decided",
+    "errored",
+    "raised",
+    "shadowed",
+    "with_turn",
+]
 
 _TURN: Final = contexts.create_key("hookline.turn")
 _HOOK: Final = "hookline.hook"
@@ -125,6 +135,20 @@ def decided(
             turn.count(usage)  # a backup model's answer was paid for too
     if pending is not None and turn is not None:
         turn.settle(failed=tag in ("failure", "raised") or _refused(tag, ctx))
+
+
+def shadowed(event: ShadowEvent) -> None:
+    """A ``hookline.shadow`` event on the current span: the point, the shadow, both
+    decisions, and what the shadow returned or raised."""
+    attributes: dict[str, str] = {
+        "hookline.shadow.point": event.point,
+        "hookline.shadow.callback": event.callback,
+        "hookline.shadow.live": event.live,
+        "hookline.shadow.would": event.would,
+    }
+    if event.detail:
+        attributes["hookline.shadow.detail"] = event.detail
+    trace.get_current_span().add_event("hookline.shadow", attributes)
 
 
 def _event(

@@ -69,6 +69,7 @@ from hooks import (
     __version__,
 )
 from runner._checks import got
+from runner._events import ShadowEvent
 from runner._pause.pending import Paused
 from runner._telemetry.genai import (
     AGENT_DESCRIPTION,
@@ -108,6 +109,7 @@ from runner._telemetry.spans import (
     decided,
     errored,
     raised,
+    shadowed,
     with_turn,
 )
 
@@ -331,6 +333,11 @@ class Telemetry:
     ) -> None:
         """A dispatch ended: a decision is an event on the span it guards (``decided``)."""
         decided(point, tag, traced, ctx=ctx, error=error, result=result)
+
+    def shadow(self, event: ShadowEvent) -> None:
+        """A shadow would have decided otherwise: a ``hookline.shadow`` event on the span
+        of the operation it was asked about."""
+        shadowed(event)
 
 
 def _tool_attributes(agent: Agent, call: ToolCall, info: ToolInfo | None) -> dict[str, str | int]:

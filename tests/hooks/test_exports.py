@@ -50,6 +50,7 @@ EXPORTED = [
     "BeforeTool",
     "CallState",
     "Callbacks",
+    "ChainStep",
     "CompiledCallbacks",
     "Cont",
     "Decision",
@@ -57,6 +58,7 @@ EXPORTED = [
     "Edit",
     "ErrorPoint",
     "ErrorResult",
+    "Explanation",
     "Failure",
     "Fallback",
     "FilePart",
@@ -120,6 +122,7 @@ EXPORTED = [
     "arun_wrap",
     "audit",
     "compile_callbacks",
+    "explain",
     "guard",
     "matched",
     "observing",
@@ -127,6 +130,7 @@ EXPORTED = [
     "run_before",
     "run_on_error",
     "run_wrap",
+    "shadow",
     "with_timeout",
 ]
 

@@ -45,6 +45,7 @@ from runner._events import (
     ModelResponseEvent,
     PauseEvent,
     RetryEvent,
+    ShadowEvent,
     StopEvent,
     ToolAttemptEvent,
     ToolCallEvent,
@@ -109,6 +110,16 @@ def _result() -> RunResult:
         AttemptDiscardedEvent(attempt=1, reason="failed", call_id="call_1", **common),
         StopEvent(reason="enough", **common),
         PauseEvent(request=pending, **common),
+        ShadowEvent(
+            point="before_tool",
+            callback="Strict instance",
+            live="cont",
+            would="halt",
+            tool="book",
+            call_id="call_1",
+            detail="Halt(ToolResult(...))",
+            **common,
+        ),
     )
     state = RunState(
         MappingProxyType({"count": 2, "seen": ["a"]}), "r1", "a", "u", "s", "completed"

@@ -441,3 +441,28 @@ def test_a_paused_call_and_its_resumption_are_traced(traced: Traced, mode: Mode)
     assert len(resumed) == 1
     assert hook_events(resumed[0]) == []  # the decided call went through untouched
     assert len(traced.named("invoke_agent calculator")) == 2
+
+
+def test_a_differing_shadow_is_an_event_on_the_tool_span(traced: Traced, mode: Mode) -> None:
+    """A shadow that would have halted a call is a ``hookline.shadow`` event on that call's
+    ``execute_tool`` span, naming both decisions; the call still ran."""
+    from hooks import shadow
+
+    class Strict(BeforeTool):
+        def before_tool(self, ctx: ToolContext, /) -> BeforeResult[ToolContext, ToolResult]:
+            return Halt(ToolResult("no adding"))
+
+    result = traced.run(calculator(calling(ADD), "5"), mode, callbacks=[shadow(Strict())])
+    assert result.output == "5"
+    (span,) = traced.named("execute_tool add")
+    (event,) = [e for e in span.events if e.name == "hookline.shadow"]
+    shown = dict(event.attributes or {})
+    assert str(shown.pop("hookline.shadow.callback")).endswith(".Strict instance")
+    assert str(shown.pop("hookline.shadow.detail")).startswith(
+        "Halt(ToolResult(content='no adding'"
+    )
+    assert shown == {
+        "hookline.shadow.point": "before_tool",
+        "hookline.shadow.live": "cont",
+        "hookline.shadow.would": "halt",
+    }
