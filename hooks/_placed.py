@@ -99,6 +99,19 @@ def _names(given: object, what: str) -> tuple[_Name, ...] | None:
     return tuple(_Name(item, what=what) for item in items)  # type: ignore[arg-type]
 
 
+def _effective(info: ToolInfo, field: str) -> bool | None:
+    """A tool's hint as a match compares it: as declared; for an MCP tool, an unsaid hint
+    is the MCP default; a read-only tool is never destructive (the MCP specification:
+    ``destructiveHint`` means something only when ``readOnlyHint`` is false)."""
+    declared = info.annotations
+    if field == "destructive" and _effective(info, "read_only") is True:
+        return False
+    have: bool | None = getattr(declared, field)
+    if have is None and info.server is not None:
+        have = getattr(_MCP_DEFAULTS, field)
+    return have
+
+
 @final
 class Match:
     """Which calls a placed callback is for; each part left ``None`` matches everything.
@@ -108,7 +121,8 @@ class Match:
     ``server``: the ``MCPTools`` name(s) the tool comes from. ``annotations``: each
     field that is not ``None`` must equal the tool's -- an MCP tool's unsaid hints
     taking the MCP defaults (not read-only, destructive, not idempotent, open world),
-    a function tool's unsaid hints matching neither ``True`` nor ``False``. ``args``:
+    a function tool's unsaid hints matching neither ``True`` nor ``False``; a read-only
+    tool is not destructive. ``args``:
     a predicate over the call's arguments, asked per call. ``agents``: the agents
     (names or globs) whose dispatches the callback sees at any point.
     """
@@ -185,15 +199,9 @@ class Match:
                 return False
         wanted = self.annotations
         if wanted is not None:
-            declared = info.annotations
             for field in _FIELDS:
                 value = getattr(wanted, field)
-                if value is None:
-                    continue
-                have = getattr(declared, field)
-                if have is None and info.server is not None:
-                    have = getattr(_MCP_DEFAULTS, field)
-                if have is not value:
+                if value is not None and _effective(info, field) is not value:
                     return False
         return True
 

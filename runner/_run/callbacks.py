@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from operator import is_
 from typing import Final, final
 
-from hooks import WRAP_MODEL, WRAP_TOOL, CompiledCallbacks, Message, compile_callbacks
+from hooks import WRAP_MODEL, WRAP_TOOL, CompiledCallbacks, Message, Placed, compile_callbacks
 from runner._agent import Agent
-from runner._run.matching import check_matches
+from runner._run.matching import Pending, RunPending, check_matches
 from runner._run.readiness import POINTS, ready_for_async, ready_for_sync
 from runner._streaming.delta import ON_DELTA
 
@@ -100,6 +100,7 @@ class _Entry:
 
     items: tuple[object, ...]
     combined: dict[int, CompiledCallbacks]
+    waiting: tuple[Placed[object], ...] = ()  # its matches that wait for listed tools
     for_sync: Setups | None = field(default=None)
     for_async: Setups | None = field(default=None)
 
@@ -108,7 +109,7 @@ class _Entry:
 class CallbackTable:
     """The callbacks of every agent of one runner, combined with a run's on demand."""
 
-    __slots__ = ("_agents", "_combined", "_own", "_plain", "callbacks")
+    __slots__ = ("_agents", "_combined", "_own", "_plain", "callbacks", "pending")
 
     def __init__(self, callbacks: CompiledCallbacks, agents: Sequence[Agent]) -> None:
         self.callbacks: Final = callbacks
@@ -117,9 +118,11 @@ class CallbackTable:
         self._own: Final = {id(each): compile_callbacks(each.callbacks) for each in agents}
         # The run callbacks' items (by identity) -> their entry; runs without any share one.
         self._combined: dict[tuple[int, ...], _Entry] = {}
+        # Matches that may fit a tool an MCP server lists later, checked as servers list.
+        self.pending: Final = Pending(self._agents)
         placed = [compiled for compiled in (callbacks, *self._own.values()) if compiled.placed()]
         if placed:
-            check_matches(placed, self._agents)
+            self.pending.add(check_matches(placed, self._agents))
         self._plain: Final = _Entry((), self._combine(callbacks))
 
     def for_run(self, run_callbacks: CompiledCallbacks, *, check_sync: bool) -> Setups:
@@ -143,13 +146,20 @@ class CallbackTable:
         key = tuple(map(id, items))
         entry = self._combined.get(key)
         if entry is None or not all(map(is_, entry.items, items)):
+            waiting: tuple[Placed[object], ...] = ()
             if run_callbacks.placed():
-                check_matches((run_callbacks,), self._agents)
-            entry = _Entry(items, self._combine(self.callbacks + run_callbacks))
+                waiting = tuple(check_matches((run_callbacks,), self._agents))
+            entry = _Entry(items, self._combine(self.callbacks + run_callbacks), waiting)
             if len(self._combined) >= _SIZE:
                 self._combined.clear()
             self._combined[key] = entry
         return entry
+
+    def pending_for(self, run_callbacks: CompiledCallbacks) -> Pending | RunPending:
+        """What a run given ``run_callbacks`` checks as its agents' servers list."""
+        if not run_callbacks.callbacks:
+            return self.pending
+        return self.pending.with_run(self._entry(run_callbacks).waiting)
 
     def agent_list(self, run_callbacks: CompiledCallbacks, agent: Agent) -> CompiledCallbacks:
         """What ``agent`` dispatches in a run given ``run_callbacks``: the runner's, the

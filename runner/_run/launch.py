@@ -326,6 +326,7 @@ class Launcher:
                 channel=channel,
                 tracer=self.tracer,
                 hub=self._hub,
+                pending=self._table.pending_for(run_callbacks),
             ),
             sessions=self.sessions if sessions is None else sessions,
             lease=lease,

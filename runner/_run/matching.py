@@ -11,23 +11,27 @@ not listed yet, is checked again when that server lists (``check_listed``).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from difflib import get_close_matches
-from typing import Final
+from typing import Final, final
 
 from hooks import CompiledCallbacks, InvalidCallbacks, Placed, ToolInfo
 from hooks._errors import describe
 from runner._agent import Agent
 
-__all__ = ["check_listed", "check_matches"]
+__all__ = ["Pending", "RunPending", "check_matches"]
 
 _SHOWN: Final = 12  # known names a message lists at most
 
 
-def check_matches(lists: Iterable[CompiledCallbacks], agents: Sequence[Agent]) -> None:
+def check_matches(
+    lists: Iterable[CompiledCallbacks], agents: Sequence[Agent]
+) -> list[Placed[object]]:
     """Refuse a match in ``lists`` that fits no known tool, server or agent of ``agents``.
 
-    A match that could still fit a tool an MCP server has not listed yet passes here.
+    Returns the matches that fit no tool known yet but could fit one an MCP server has
+    not listed yet: ``Pending`` checks them again as servers list.
     """
     known: dict[str, ToolInfo] = {}
     servers: set[str] = set()
@@ -35,6 +39,7 @@ def check_matches(lists: Iterable[CompiledCallbacks], agents: Sequence[Agent]) -
         known.update(agent.infos)
         servers.update(source.name for source in agent.sources)
     names = {agent.name for agent in agents}
+    deferred: list[Placed[object]] = []
     for placed in _placed(lists):
         match = placed.match
         assert match is not None  # _placed yields matched ones only
@@ -49,18 +54,80 @@ def check_matches(lists: Iterable[CompiledCallbacks], agents: Sequence[Agent]) -
         if any(map(match.tool, known.values())):
             continue
         if servers and (match.servers is None or servers.intersection(match.servers)):
-            continue  # may fit a tool a server lists when connected: checked then
+            deferred.append(placed)  # may fit a tool a server lists: checked then
+            continue
         _refuse(placed, "tool", list(match.exact_tools()), known)
+    return deferred
 
 
-def check_listed(lists: Iterable[CompiledCallbacks], tools: Mapping[str, ToolInfo]) -> None:
-    """Refuse a match in ``lists`` that fits none of ``tools``: every tool of the runner,
-    its servers' listed ones included, once every server listed."""
-    for placed in _placed(lists):
-        match = placed.match
-        assert match is not None
-        if match.static and not any(map(match.tool, tools.values())):
-            _refuse(placed, "tool", list(match.exact_tools()), tools)
+@final
+class Pending:
+    """What a runner knows of its tools, and the matches of its own and its agents'
+    callbacks that fit none known yet: checked again each time a run's agent has its
+    servers' tools listed, and refused once every server they could fit a tool of has
+    listed and none does. A run's own matches wait beside them (``with_run``)."""
+
+    __slots__ = ("_known", "_listed", "_lock", "_placed", "_servers")
+
+    def __init__(self, agents: Sequence[Agent]) -> None:
+        self._placed: tuple[Placed[object], ...] = ()
+        self._known: dict[str, ToolInfo] = {}
+        for agent in agents:
+            self._known.update(agent.infos)
+        self._servers: Final = frozenset(s.name for agent in agents for s in agent.sources)
+        self._listed: set[str] = set()
+        self._lock: Final = threading.Lock()
+
+    def add(self, placed: Iterable[Placed[object]]) -> None:
+        """Check ``placed`` too (the runner's and its agents' callbacks')."""
+        self._placed = (*self._placed, *placed)
+
+    def with_run(self, placed: tuple[Placed[object], ...]) -> Pending | RunPending:
+        """What a run given callbacks with the waiting matches ``placed`` checks."""
+        return RunPending(self, placed) if placed else self
+
+    def listed(
+        self,
+        tools: Mapping[str, ToolInfo],
+        servers: Iterable[str],
+        also: Sequence[Placed[object]] = (),
+    ) -> None:
+        """``servers`` listed, offering ``tools``: refuse a match (of the runner's, or
+        ``also``) that now cannot fit."""
+        waiting = (*self._placed, *also)
+        if not waiting:  # the common case: nothing waits
+            return
+        with self._lock:
+            self._known.update(tools)
+            self._listed.update(servers)
+            for placed in waiting:
+                match = placed.match
+                assert match is not None  # only matched ones wait
+                if any(map(match.tool, self._known.values())):
+                    continue
+                could = self._servers if match.servers is None else set(match.servers)
+                if could <= self._listed:  # refused again by each run until fixed
+                    pool = {
+                        name: info
+                        for name, info in self._known.items()
+                        if match.servers is None or info.server in match.servers
+                    }
+                    _refuse(placed, "tool", list(match.exact_tools()), pool)
+
+
+@final
+class RunPending:
+    """A run's waiting matches beside its runner's (``Pending.with_run``)."""
+
+    __slots__ = ("_own", "_runner")
+
+    def __init__(self, runner: Pending, own: tuple[Placed[object], ...]) -> None:
+        self._runner: Final = runner
+        self._own: Final = own
+
+    def listed(self, tools: Mapping[str, ToolInfo], servers: Iterable[str]) -> None:
+        """``Pending.listed``, the run's own matches included."""
+        self._runner.listed(tools, servers, self._own)
 
 
 def _placed(lists: Iterable[CompiledCallbacks]) -> list[Placed[object]]:

@@ -35,6 +35,7 @@ from hooks import (
     State,
     StopRun,
     Success,
+    ToolSpec,
 )
 from runner._agent import Agent
 from runner._errors import (
@@ -393,6 +394,15 @@ class Run:
         else:
             await self.offload.call(lease.acquire)
 
+    async def _refresh(self, toolbox: Toolbox) -> tuple[ToolSpec, ...]:
+        """The agent's tools with its servers' listed now; the runner's matches that wait
+        for listed tools checked against them."""
+        specs = await toolbox.refresh()
+        pending = self.settings.pending
+        if pending is not None:
+            pending.listed(toolbox, toolbox.listed_servers())
+        return specs
+
     async def loop(
         self,
         plan: Plan,
@@ -410,7 +420,7 @@ class Run:
         toolbox = plan.toolbox
         if frame is not None:
             if toolbox is not None:  # the paused calls' tools listed before they go on
-                await toolbox.refresh()
+                await self._refresh(toolbox)
             held = await batch(
                 self, plan, frame.calls, history, record, step=frame.step, frame=frame
             )
@@ -425,7 +435,7 @@ class Run:
             lease = self.lease
             if lease is not None and lease.due():
                 await self._renew(lease)
-            specs = agent.specs if toolbox is None else await toolbox.refresh()
+            specs = agent.specs if toolbox is None else await self._refresh(toolbox)
             request = ModelRequest(history.messages.headed(plan.system), specs)
             outcome, _ = await guarded(
                 settings,

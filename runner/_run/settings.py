@@ -12,6 +12,7 @@ from hooks import DispatchPolicy, Usage
 from runner._mcp.hub import Hub
 from runner._retry import RetryPolicy
 from runner._run.engine import Engine
+from runner._run.matching import Pending, RunPending
 from runner._run.tracer import Tracer
 from runner._streaming.channel import Channel
 
@@ -44,7 +45,8 @@ class Settings:
     ``engine`` executes the run's model and tool attempts and is its only source of
     time, ids and retry waits (``runner._run.engine``): the in-process one, or a durable
     one. ``channel`` and ``tracer`` are where a streamed run's deltas and a traced run's
-    spans go; ``hub`` holds the runner's MCP connections. Made once per run, so a plain
+    spans go; ``hub`` holds the runner's MCP connections, ``pending`` the matches that
+    wait for their tools to be listed. Made once per run, so a plain
     slotted class (set once, read-only to type checkers) rather than a frozen dataclass,
     whose every field costs a call to set.
     """
@@ -57,6 +59,7 @@ class Settings:
         "max_steps",
         "meter",
         "model_deadline",
+        "pending",
         "policy",
         "pool",
         "retry",
@@ -79,6 +82,7 @@ class Settings:
         channel: Channel | None = None,
         tracer: Tracer | None = None,
         hub: Hub | None = None,
+        pending: Pending | RunPending | None = None,
     ) -> None:
         self.retry: Final = retry
         self.max_steps: Final = max_steps
@@ -92,3 +96,5 @@ class Settings:
         self.channel: Final = channel  # a streamed run's: deltas and events as they happen
         self.tracer: Final = tracer  # a traced run's: its spans (Runner(tracer_provider=...))
         self.hub: Final = hub  # the runner's MCP connections, when an agent has MCPTools
+        # The runner's matches that wait for its MCP servers' tools (runner._run.matching).
+        self.pending: Final = pending

@@ -68,6 +68,15 @@ class Toolbox(Mapping[str, ToolInfo]):
             self._merge(tuple(listings))
         return self.specs
 
+    def listed_servers(self) -> tuple[str, ...]:
+        """The names of the agent's servers connected with their tools listed now."""
+        hub = self._hub
+        return tuple(
+            source.name
+            for source in self._agent.sources
+            if hub.connection(source).current() is not None
+        )
+
     def find(self, name: str) -> MCPTool | None:
         """The listed tool the model calls ``name``, if a server lists it."""
         return self._listed.get(name)

@@ -262,6 +262,8 @@ def test_mcp_unsaid_hints_take_the_mcp_defaults() -> None:
     assert not read_only.tool(function)
     said = ToolInfo("notes_ls", "notes", annotations=ToolAnnotations(destructive=False))
     assert not destructive.tool(said)
+    reads = ToolInfo("notes_cat", "notes", annotations=ToolAnnotations(read_only=True))
+    assert not destructive.tool(reads)  # destructive means something only when not read-only
 
 
 def test_an_mcp_tool_matches_by_its_own_name_and_its_server() -> None:
