@@ -23,6 +23,7 @@ from hooks._errors import InvalidCallbacks, describe
 from hooks._placed import TIERS, Match, Placed, Tier
 from hooks._points import first_declared, known_points
 from hooks._results import Cont
+from hooks._tool_info import ToolInfo
 from hooks._validate import Fn
 
 __all__ = ["Placing", "build_placed", "placing"]
@@ -221,10 +222,32 @@ def _call_test(match: Match) -> Callable[[Any], bool]:
     if not match.static:
         assert args is not None  # a match that scopes tools without the tool tests the args
         return lambda ctx: bool(args(ctx.call.args))
-    tool = match.tool
+    tool = _remembered(match)
     if args is None:
         return lambda ctx: tool(ctx.tool)
     return lambda ctx: tool(ctx.tool) and bool(args(ctx.call.args))
+
+
+_REMEMBERED: Final = 256  # tools a gate keeps its answer for; past it, it starts over
+
+
+def _remembered(match: Match) -> Callable[[ToolInfo], bool]:
+    """``match.tool``, its answer kept per ``ToolInfo`` object (held, so its id stays its
+    own): a gate asks once per tool, then looks it up."""
+    known: dict[int, tuple[ToolInfo, bool]] = {}
+    fits = match.tool
+
+    def tool(info: ToolInfo) -> bool:
+        found = known.get(id(info))
+        if found is not None:
+            return found[1]
+        answer = fits(info)
+        if len(known) >= _REMEMBERED:
+            known.clear()
+        known[id(info)] = (info, answer)
+        return answer
+
+    return tool
 
 
 def _gate(fn: Fn, kind: str, is_async: bool, test: Callable[[Any], bool]) -> Fn:
