@@ -211,11 +211,11 @@ class ReplaceSecond:
 def test_an_answer_replaced_in_one_concurrent_call_is_discarded_for_that_call_only(
     form: Form,
 ) -> None:
-    """``after_model`` replaces the answer of ``c2`` alone: one discard, naming ``c2``."""
+    """Unheld, ``after_model`` replaces the answer of ``c2`` alone: one discard, naming ``c2``."""
     helper = Agent("helper", echo(form), callbacks=[ReplaceSecond()])
     root = Agent("root", ScriptedModel([twice(), "Both are done."]), sub_agents=[helper])
     with Runner(root) as runner:
-        events = drain(runner, "go")
+        events = drain(runner, "go", hold=None)
     assert discarded(events) == [("c2", 1, "replaced")]
     end = events[-1]
     assert isinstance(end, RunFinishedEvent)
