@@ -15,7 +15,20 @@ from typing import Any, Literal, TypeAlias
 
 import pytest
 
-from hooks import BeforeResult, Cont, Failure, ModelContext, Outcome, Result, Retry, Success
+from hooks import (
+    BeforeResult,
+    Cont,
+    Failure,
+    ModelContext,
+    Outcome,
+    PausableResult,
+    Pause,
+    Result,
+    Retry,
+    Success,
+    ToolContext,
+    ToolResult,
+)
 from runner import (
     Agent,
     AttemptDiscardedEvent,
@@ -296,3 +309,45 @@ def test_a_stream_hook_sees_which_call_each_delta_belongs_to(form: Form) -> None
         joined[call_id] = joined.get(call_id, "") + text
     assert joined == {"c1": "first is done.", "c2": "second is done."}
     assert by_call(events) == {**joined, None: "Both are done."}
+
+
+class SlowGuard:
+    """An async ``before_tool`` guard that takes turns of the event loop to decide, logging
+    ``guarded <tag>`` as it returns; it pauses the calls tagged ``"stop"``."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    async def before_tool(self, ctx: ToolContext, /) -> PausableResult[ToolContext, ToolResult]:
+        """Let the call through (or pause it) after three turns of the loop."""
+        for _ in range(3):
+            await asyncio.sleep(0)
+        tag = str(ctx.call.args["tag"])
+        self.log.append(f"guarded {tag}")
+        return Pause("stop?") if tag == "stop" else Cont(ctx)
+
+
+@pytest.mark.parametrize("hold", ["output", None])
+def test_a_streamed_tool_call_starts_only_once_the_hooks_guarding_it_returned(
+    hold: str | None,
+) -> None:
+    """Concurrent calls of a streamed run: each tool starts after its ``before_tool``
+    returned, and a call the guard paused never starts."""
+    log: list[str] = []
+
+    async def mark(tag: str) -> str:
+        """Log that the call ran."""
+        log.append(f"ran {tag}")
+        return tag
+
+    calls = tuple(ToolCall(f"c{i}", "mark", {"tag": tag}) for i, tag in enumerate("ab"))
+    both = ModelResponse("", tool_calls=(*calls, ToolCall("c9", "mark", {"tag": "stop"})))
+    agent = Agent("a", ScriptedModel([both, "done"]), tools=[mark], callbacks=[SlowGuard(log)])
+    with Runner(agent) as runner:
+        events = drain(runner, "go", hold=hold)
+    end = events[-1]
+    assert isinstance(end, RunFinishedEvent)
+    assert end.result.status == "paused"
+    for tag in "ab":
+        assert log.index(f"guarded {tag}") < log.index(f"ran {tag}")
+    assert "ran stop" not in log
