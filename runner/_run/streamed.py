@@ -15,7 +15,8 @@ A held attempt (the stream's ``hold``, ``runner._streaming.hold``) keeps its del
 its ``Streamed`` once the stream hooks passed them; the guarded operation lets them out
 (``release``) when ``after_model`` has passed the answer. Holding every ``N``
 characters, the text so far is shown to ``after_model`` as a partial answer each time
-it has grown by ``N``, and what was held goes out when the check passes it unchanged.
+it has grown by ``N``, and what was held goes out when the check passes it unchanged;
+from its first tool-call piece on, an attempt waits for its whole answer.
 """
 
 from __future__ import annotations
@@ -222,7 +223,6 @@ async def _put(
     With ``check``, a held attempt whose text has grown by its ``every`` characters
     since the last check is checked."""
     agent, branch, call_id = streamed.agent, streamed.branch, streamed.call_id
-    text = type(delta) is TextDelta
     if type(delta) is TextDelta:
         streamed.text.append(delta.text)  # the model's own text, whatever the hooks show
         streamed.size += len(delta.text)
@@ -239,12 +239,8 @@ async def _put(
                 shown = passed.delta  # None: dropped from the stream, still part of the answer
             case _:
                 assert_never(decision)
-    every = streamed.every
-    if every is not None:
-        if shown is not None:
-            streamed.held.append(shown)
-        if every and text and check and streamed.size - streamed.checked >= every:
-            await _check(plan, channel, ctx, streamed)
+    if streamed.every is not None:
+        await _hold(plan, channel, ctx, streamed, shown, check=check and type(delta) is TextDelta)
         return None
     if shown is None:
         return None
@@ -255,6 +251,26 @@ async def _put(
     else:
         await channel.put(delta)  # a slow consumer: wait for room
     return None
+
+
+async def _hold(
+    plan: Plan,
+    channel: Channel,
+    ctx: ModelContext,
+    streamed: Streamed,
+    shown: TextDelta | ToolCallDelta | None,
+    *,
+    check: bool,
+) -> None:
+    """Keep a held attempt's delta (``None``: a stream hook dropped it); with ``check``
+    (a text delta), check the text so far once it grew by the attempt's ``every``."""
+    if shown is not None:
+        streamed.held.append(shown)
+        if type(shown) is ToolCallDelta:  # no partial check reads a tool call
+            streamed.every = 0  # the whole answer decides
+    every = streamed.every
+    if every and check and streamed.size - streamed.checked >= every:
+        await _check(plan, channel, ctx, streamed)
 
 
 async def _check(plan: Plan, channel: Channel, ctx: ModelContext, streamed: Streamed) -> None:

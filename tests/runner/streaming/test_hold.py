@@ -430,12 +430,43 @@ def test_held_tool_call_pieces_go_out_after_the_guard_passed_the_answer() -> Non
     assert output(events) == "It is 3."
 
 
+class CallFirst(AsyncPieces):
+    """``AsyncPieces`` sending an answer's tool-call pieces before its text."""
+
+    async def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
+        """The tool-call pieces, the text in pieces, then the response."""
+        answer = self._next()
+        assert isinstance(answer, ModelResponse)
+        for index, call in enumerate(answer.tool_calls):
+            yield ToolCallDelta(index, call.id, call.name, '{"a": 1, "b": 2}')
+        for start in range(0, len(answer.text), 3):
+            yield TextDelta(answer.text[start : start + 3])
+            await asyncio.sleep(0)
+        yield answer
+
+
+def test_checked_every_n_characters_a_tool_call_piece_waits_for_the_whole_answer() -> None:
+    """``hold=N``: from an attempt's first tool-call piece on, no check lets anything out."""
+    log: Log = []
+    first = ModelResponse("Adding up now.", tool_calls=(ToolCall("c1", "add", {"a": 1, "b": 2}),))
+    answers = [first, ModelResponse("It is 3.")]
+    with Runner(Agent("a", CallFirst(log, answers), tools=[add])) as runner:
+        events = asyncio.run(_events(runner, log, callbacks=[Guard(log)], hold=3))
+    after = log.index(("after", "Adding up now."))
+    assert after < log.index(("call", "add"))
+    assert after < log.index(("shown", "Add"))
+    assert output(events) == "It is 3."
+
+
 async def _events(runner: Runner, log: Log, **options: Any) -> list[StreamEvent]:
-    """A streamed run's events, each tool-call piece logged as ``("call", name)``."""
+    """A streamed run's events, each tool-call piece logged as ``("call", name)``, each text
+    piece as ``("shown", text)``."""
     events: list[StreamEvent] = []
     async for event in runner.stream("add", **options):
         if isinstance(event, ToolCallDelta) and event.name is not None:
             log.append(("call", event.name))
+        elif isinstance(event, TextDelta):
+            log.append(("shown", event.text))
         events.append(event)
     return events
 
