@@ -234,3 +234,21 @@ def test_a_streamed_resume_takes_a_bad_hold_as_stream_does() -> None:
     with runner, pytest.raises(ValueError, match="stream's hold must be"):
         streamed(runner, state, {state.pending[0].id: Approve()}, hold=0)
     assert files.deleted == []
+
+
+def test_a_streamed_resume_needs_the_run_callbacks_the_run_paused_under() -> None:
+    """A run paused under run callbacks resumes as a stream only with them again."""
+    files = Files()
+    model = ScriptedModel(
+        [calling(ToolCall("c1", "delete_file", {"path": "a.txt"})), "All cleaned up."]
+    )
+    runner = Runner(Agent("files", model, tools=[files.tool()]))
+    guard = AskFirst()
+    with runner:
+        paused = asyncio.run(runner.arun("clean up", callbacks=[guard]))
+        decisions = {paused.pending[0].id: Approve()}
+        with pytest.raises(ResumeRefused, match="AskFirst"):
+            streamed(runner, paused.state, decisions)
+        assert files.deleted == []
+        events = streamed(runner, paused.state, decisions, callbacks=[guard])
+    assert (finished(events).output, files.deleted) == ("All cleaned up.", ["a.txt"])
