@@ -238,6 +238,23 @@ def test_an_answer_replaced_in_one_concurrent_call_is_discarded_for_that_call_on
     assert answers == {"c1": "first is done.", "c2": "second was replaced."}
 
 
+def test_held_an_answer_replaced_in_one_concurrent_call_shows_only_its_replacement(
+    form: Form,
+) -> None:
+    """Held, ``after_model`` replacing ``c2``'s answer: no discard, ``c2`` shows only the
+    replacement and ``c1`` its own text, each under its call."""
+    helper = Agent("helper", echo(form), callbacks=[ReplaceSecond()])
+    root = Agent("root", ScriptedModel([twice(), "Both are done."]), sub_agents=[helper])
+    with Runner(root) as runner:
+        events = drain(runner, "go", hold="output")
+    assert discarded(events) == []
+    assert by_call(events) == {
+        "c1": "first is done.",
+        "c2": "second was replaced.",
+        None: "Both are done.",
+    }
+
+
 def _kept(shown: Sequence[TextDelta | AttemptDiscardedEvent]) -> dict[str | None, str]:
     """What a UI keeps: each call's text, dropping a call's text when a discard names it."""
     kept: dict[str | None, str] = {}

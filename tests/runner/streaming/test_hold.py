@@ -551,3 +551,22 @@ def test_held_text_never_shows_a_character_a_guard_refused_and_keeps_the_answer(
         events = consume(runner, "hi", callbacks=[Guard([], refused="x")], hold=hold)
     assert not any("x" in piece for piece in shown(events))
     assert kept(events) == output(events) == (WITHHELD if "x" in text else text)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    text=st.text(alphabet="ab x.", max_size=30),
+    chunk=st.integers(min_value=1, max_value=7),
+    hold=st.sampled_from(["output", "none", None, 1, 4, 50]),
+)
+def test_whatever_the_hold_a_passed_answer_is_shown_whole_in_the_models_pieces(
+    text: str, chunk: int, hold: str | int | None
+) -> None:
+    """For any answer, chunking and hold, a guard that passes everything: the pieces shown
+    are the model's pieces, joined they are the output, and nothing is discarded."""
+    with Runner(Agent("a", ScriptedModel([text], chunk_size=chunk))) as runner:
+        events = consume(runner, "hi", callbacks=[Guard([], refused="\0")], hold=hold)
+    expected = [text[at : at + chunk] for at in range(0, len(text), chunk)]
+    assert shown(events) == expected
+    assert "".join(shown(events)) == output(events) == text
+    assert not [event for event in events if isinstance(event, AttemptDiscardedEvent)]
