@@ -13,7 +13,9 @@ run's ``RunState`` carries it; a durable run rebuilds it alike on replay).
 
 A call that never ran costs nothing: halted or paused by a later callback, or failed at
 the provider (an error carries no usage). A response that reports no usage costs its
-reservation; an error hook's fallback answer without usage costs nothing.
+reservation; an error hook's fallback answer without usage costs nothing. When a run
+stops, the calls it cancels in flight keep what they hold (``tokens_held``,
+``usd_held``): they may have been billed.
 """
 
 from __future__ import annotations
@@ -197,17 +199,18 @@ class Budget:
         return Cont(ctx)
 
     def before_tool(self, ctx: ToolContext, /) -> BeforeResult[ToolContext, ToolResult]:
-        """Count the call; halt it with an error result when ``tool_calls`` are spent."""
+        """Count the call; halt it with an error result when ``tool_calls`` are spent (a
+        call a human rejected is not counted: it does not run)."""
         limit = self.tool_calls
         calls = ctx.call_state
-        if limit is None or self._key.name in calls or type(ctx.decision) is Reject:
+        if self._key.name in calls or type(ctx.decision) is Reject:
             return Cont(ctx)  # counted already (a changed retry), or a human refused it
         refused = False
 
         def count(current: dict[str, int] | None) -> dict[str, int]:
             nonlocal refused
             spent = dict(current or _EMPTY)
-            refused = spent["tool_calls"] >= limit
+            refused = limit is not None and spent["tool_calls"] >= limit
             spent["refused" if refused else "tool_calls"] += 1
             return spent
 
