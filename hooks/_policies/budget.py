@@ -96,7 +96,8 @@ class Budget:
     output bound the agents' models are given (``AnthropicModel``'s default is 4096);
     ``key`` names the budget's entry in the run's state.
 
-    A model call the budget cannot hold raises ``StopRun``: the run ends with
+    ``model_calls`` counts the calls sent to a model, failed ones too (a call's retries
+    are one call). A model call the budget cannot hold raises ``StopRun``: the run ends with
     ``status == "stopped"`` and ``stop_reason`` saying which limit is spent. A tool call
     beyond ``tool_calls`` is halted with an error result the model reads. Each refusal
     is counted in the state (``refused``). It belongs in the guard tier, first at every
@@ -129,10 +130,13 @@ class Budget:
         max_tokens: int = 4096,
         key: str = "hookline.budget",
     ) -> None:
-        for name, value in (("tokens", tokens), ("tool_calls", tool_calls)):
-            _check_count(name, value)
-        _check_count("model_calls", model_calls)
-        _check_count("max_tokens", max_tokens, least=1)
+        limits = {"tokens": tokens, "tool_calls": tool_calls, "model_calls": model_calls}
+        for name, value in limits.items():
+            _check_limit(name, value)
+        bound: object = max_tokens
+        if type(bound) is not int or max_tokens < 1:
+            msg = f"Budget's max_tokens must be an int >= 1, got {bound!r:.60}"
+            raise ValueError(msg)
         if tokens is None and usd is None and tool_calls is None and model_calls is None:
             msg = "Budget needs a limit: tokens=, usd=, tool_calls= or model_calls="
             raise ValueError(msg)
@@ -186,7 +190,7 @@ class Budget:
                 return spent
             spent["tokens_held"] += tokens - old_tokens
             spent["usd_held"] += usd - old_usd
-            spent["model_calls"] += held is None
+            spent["model_calls"] += 1 if held is None else 0
             return spent
 
         ctx.invocation.state.update(self._key, reserve)
@@ -302,9 +306,7 @@ class Budget:
     def _release(self, ctx: ModelContext | ToolContext, held: object) -> None:
         """Give back what a call that never ran holds (a tool call's count included)."""
         if held is True:
-            self._update(
-                ctx, lambda spent: spent.__setitem__("tool_calls", spent["tool_calls"] - 1)
-            )
+            self._update(ctx, _uncount)
         elif isinstance(held, _Held):
             self._charge(ctx, held, 0, 0, counted=False)
 
@@ -315,7 +317,7 @@ class Budget:
         if type(given) is Failure:
             self._charge(ctx, held, 0, 0)  # the provider's error bills nothing
             return
-        response = given.unwrap() if type(given) is Success else None
+        response = cast("Success[object]", given).unwrap() if isinstance(given, Success) else None
         if not isinstance(response, ModelResponse):
             self._charge(ctx, held, held.tokens, held.usd)
             return
@@ -354,7 +356,7 @@ class Budget:
             spent["usd_held"] -= held.usd
             spent["tokens"] += tokens
             spent["usd"] += usd
-            spent["model_calls"] -= not counted
+            spent["model_calls"] -= 0 if counted else 1
 
         self._update(ctx, charge)
 
@@ -397,6 +399,10 @@ class Budget:
         return f"Budget({', '.join(limits)})"
 
 
+def _uncount(spent: dict[str, int]) -> None:
+    spent["tool_calls"] -= 1
+
+
 def _cost(usage: Usage, price: tuple[int, int]) -> int:
     return usage.input_tokens * price[0] + usage.output_tokens * price[1]
 
@@ -408,20 +414,17 @@ def _json(value: object) -> str:
         return repr(value)
 
 
-def _check_count(name: str, value: object, *, least: int = 0) -> None:
-    if value is None and name != "max_tokens":
-        return
-    if type(value) is not int or value < least:
-        msg = f"Budget's {name} must be None or an int >= {least}, got {value!r:.60}"
-        if name == "max_tokens":
-            msg = f"Budget's max_tokens must be an int >= {least}, got {value!r:.60}"
+def _check_limit(name: str, value: object) -> None:
+    if value is not None and (type(value) is not int or value < 0):
+        msg = f"Budget's {name} must be None or an int >= 0, got {value!r:.60}"
         raise ValueError(msg)
 
 
-def _check_amount(name: str, value: object) -> None:
-    if type(value) not in (int, float) or not 0 <= value < math.inf:  # type: ignore[operator]
+def _check_amount(name: str, value: object) -> float:
+    if (type(value) is not int and type(value) is not float) or not 0 <= value < math.inf:
         msg = f"Budget's {name} must be a finite number >= 0, got {value!r:.60}"
         raise ValueError(msg)
+    return value
 
 
 def _checked_prices(prices: object) -> dict[str, tuple[int, int]]:
@@ -433,17 +436,18 @@ def _checked_prices(prices: object) -> dict[str, tuple[int, int]]:
         )
         raise TypeError(msg)
     checked: dict[str, tuple[int, int]] = {}
-    for name, price in prices.items():  # pyright: ignore[reportUnknownVariableType]
+    entries = cast("Mapping[object, object]", prices).items()
+    for name, price in entries:
         if not isinstance(name, str) or not name:
             msg = f"Budget's prices are keyed by model name (a non-empty str), got {name!r:.60}"
             raise TypeError(msg)
-        if not isinstance(price, tuple | list) or len(price) != 2:  # pyright: ignore[reportUnknownArgumentType]
+        parts = tuple(cast("tuple[object, ...]", price)) if isinstance(price, tuple | list) else ()
+        if len(parts) != 2:
             msg = (
                 f"Budget's price of {name!r} must be (USD per 1M input tokens, USD per 1M "
                 f"output tokens), got {price!r:.60}"
             )
             raise TypeError(msg)
-        for part in price:  # pyright: ignore[reportUnknownVariableType]
-            _check_amount(f"price of {name!r}", part)
-        checked[name] = (round(price[0] * _PER_TOKEN), round(price[1] * _PER_TOKEN))
+        amounts = [_check_amount(f"price of {name!r}", part) for part in parts]
+        checked[name] = (round(amounts[0] * _PER_TOKEN), round(amounts[1] * _PER_TOKEN))
     return checked
