@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from returns.result import Failure, Success
 from hooks import (
     AfterModel,
     Approve,
+    AsyncWrapModel,
     BeforeModel,
     BeforeResult,
     Cont,
@@ -25,8 +27,10 @@ from hooks import (
     HookEvent,
     OnModelError,
     Outcome,
+    Reject,
     Result,
     Retry,
+    WrapModel,
     observing,
 )
 from hooks._policies.budget import estimate_tokens
@@ -40,6 +44,7 @@ from runner import (
     ModelResponse,
     RequireApproval,
     RetryPolicy,
+    RunFinishedEvent,
     Runner,
     RunResult,
     RunState,
@@ -394,6 +399,116 @@ def test_sub_agents_share_the_run_s_budget(mode: Mode) -> None:
     assert got[3].startswith("the run's budget of 3 tool call(s) is spent")
     assert spent(result)["tool_calls"] == 3
     assert spent(result)["model_calls"] == 6
+
+
+class Shorten(OnModelError):
+    """Retries a failed call once with a request cut to its last message."""
+
+    def on_model_error(
+        self, failure: Failure[Exception], ctx: ModelContext, /
+    ) -> ErrorResult[ModelContext, ModelResponse]:
+        """Retry with a changed request, which passes the before hooks again."""
+        if ctx.attempt > 1:
+            return failure
+        request = ModelRequest((*ctx.request.messages, Message("user", "x" * 400)))
+        return Retry(replace(ctx, request=request))
+
+
+def test_a_changed_retry_reserves_again_in_place_of_its_first_reservation(mode: Mode) -> None:
+    """The retried request passes Budget again: its reservation replaces the first, and it
+    is still one model call."""
+    seen: list[Mapping[str, int]] = []
+    budget = Budget(tokens=10_000, model_calls=1, max_tokens=100)
+    result, model = run(
+        mode,
+        [RuntimeError("busy"), ModelResponse("ok", usage=USED)],
+        [budget, Shorten(), held_after("before_model", seen)],
+        retry=RetryPolicy(max_attempts=2, base_delay=0.0, jitter=0.0),
+    )
+    assert result.output == "ok"
+    first, second = seen
+    assert first["tokens_held"] == estimate_tokens(model.requests[0]) + 100
+    assert second["tokens_held"] == estimate_tokens(model.requests[1]) + 100
+    assert second["model_calls"] == 1
+    assert (spent(result)["tokens"], spent(result)["tokens_held"]) == (50, 0)
+
+
+def test_a_call_a_human_rejected_is_not_counted(mode: Mode) -> None:
+    """A rejected call does not run: it takes nothing of ``tool_calls``."""
+    budget = Budget(tool_calls=1)
+    gate = RequireApproval(["lookup"], destructive=False)
+    model = ScriptedModel([ask(1), ask(2), "done"])
+    with Runner(Agent("a", model, tools=[lookup])) as runner:
+        paused = drive(runner, mode, "go", callbacks=[budget, gate])
+        [request] = paused.pending
+        decisions = {request.id: Reject("no")}
+        if mode == "sync":
+            done = runner.resume(paused.state, decisions, callbacks=[budget, gate])
+        else:
+            done = asyncio.run(runner.aresume(paused.state, decisions, callbacks=[budget, gate]))
+        assert done.status == "paused"  # the second call asks too: the first took nothing
+    assert spent(done)["tool_calls"] == 0
+
+
+def test_a_streamed_run_spends_and_refuses_as_a_run_does() -> None:
+    """``Runner.stream``: the same reservations, the same stop."""
+    model = ScriptedModel([ask(1, USED), ask(2, USED), "done"])
+    budget = Budget(model_calls=2, tokens=10_000)
+
+    async def events() -> list[object]:
+        with Runner(Agent("a", model, tools=[lookup])) as runner:
+            return [event async for event in runner.stream("go", callbacks=[budget])]
+
+    finished = asyncio.run(events())[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    result = finished.result
+    assert result.status == "stopped"
+    assert budget.spent(result.state.data)["tokens"] == 100
+
+
+class Raising(WrapModel):
+    """A wrap that lets the model answer, then raises."""
+
+    def wrap_model(
+        self,
+        ctx: ModelContext,
+        call_next: Callable[[ModelContext], Outcome[ModelResponse]],
+        /,
+    ) -> Outcome[ModelResponse]:
+        """Call the model; raise anyway."""
+        call_next(ctx)
+        raise RuntimeError("wrap broke")
+
+
+class AsyncRaising(AsyncWrapModel):
+    """``Raising`` for async runs."""
+
+    async def wrap_model(
+        self,
+        ctx: ModelContext,
+        call_next: Callable[[ModelContext], Awaitable[Outcome[ModelResponse]]],
+        /,
+    ) -> Outcome[ModelResponse]:
+        """Call the model; raise anyway."""
+        await call_next(ctx)
+        raise RuntimeError("wrap broke")
+
+
+def test_a_wrap_that_raises_costs_the_reservation(mode: Mode) -> None:
+    """Whether the model answered inside is unknown: the call costs what it held."""
+    seen: list[Mapping[str, int]] = []
+    budget = Budget(tokens=10_000, max_tokens=100)
+    model = ScriptedModel([ModelResponse("ok", usage=USED)])
+    wrap = Raising() if mode == "sync" else AsyncRaising()
+    callbacks = [budget, wrap, held_after("wrap_model", seen)]
+    with (
+        Runner(Agent("a", model), callbacks=callbacks) as runner,
+        pytest.raises(RuntimeError, match="wrap broke"),
+    ):
+        drive(runner, mode, "go")
+    [entry] = seen
+    assert entry["tokens"] == estimate_tokens(model.requests[0]) + 100
+    assert entry["tokens_held"] == 0
 
 
 @pytest.mark.parametrize(
