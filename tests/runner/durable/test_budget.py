@@ -52,3 +52,26 @@ def test_a_replay_spends_and_refuses_as_the_first_execution_did(mode: Mode) -> N
     }
     assert again.state.data == first.state.data
     assert untimed(again) == untimed(first)
+
+
+def test_a_replay_stops_where_the_first_execution_stopped(mode: Mode) -> None:
+    """The model call the budget refused is refused again, with the same reason."""
+
+    def flight(city: str) -> str:
+        """Book a flight."""
+        return f"flight to {city}"
+
+    def hotel(city: str) -> str:
+        """Book a hotel."""
+        return f"hotel in {city}"
+
+    model = Booking("flight", "hotel", usage=Usage(input_tokens=40, output_tokens=10))
+    budget = Budget(model_calls=2)
+    runner = durable(Agent("stopped", model, tools=[flight, hotel]), callbacks=[budget])
+    first = drive_durable(runner, mode, "book Paris")
+    again = replayed(runner, first)
+    assert first.status == again.status == "stopped"
+    assert first.stop_reason == again.stop_reason
+    assert first.stop_reason == "Budget refused a model call: the run's 2 model call(s) are made"
+    assert model.calls == 2
+    assert again.state.data == first.state.data
