@@ -4,6 +4,7 @@ call and settled after it, shared by sub-agents and carried across a pause."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
@@ -51,6 +52,7 @@ from runner import (
     ScriptedModel,
     StopEvent,
     ToolCall,
+    ToolContext,
     ToolResultEvent,
     ToolSpec,
     Usage,
@@ -563,30 +565,36 @@ class Planned:
     """An async model answering from a plan: tool-call batches by turn, then an answer.
 
     Each answer reports usage within the call's reservation (its input at most the
-    request's estimate, its output at most ``max_tokens``); ``billed`` adds it up.
+    request's estimate, its output at most ``max_tokens``); ``billed`` keeps each. The
+    calls numbered in ``fails`` raise instead, billing nothing.
     """
 
     def __init__(
         self,
         batches: list[list[str]],
         usages: list[tuple[int, int]],
-        billed: list[int],
+        billed: list[Usage],
         max_tokens: int,
+        fails: frozenset[int] = frozenset(),
     ) -> None:
         self.batches = batches
         self.usages = usages
         self.billed = billed
         self.max_tokens = max_tokens
+        self.fails = fails
         self.calls = 0
 
     async def generate(self, request: ModelRequest, /) -> ModelResponse:
-        """Yield to the loop, then answer the next turn of the plan."""
+        """Yield to the loop, then answer the next turn of the plan (or fail)."""
         await asyncio.sleep(0)
         turn = sum(message.role == "assistant" for message in request.messages)
-        given_in, given_out = self.usages[self.calls % len(self.usages)]
+        number = self.calls
         self.calls += 1
+        if number in self.fails:
+            raise ConnectionError("busy")
+        given_in, given_out = self.usages[number % len(self.usages)]
         usage = Usage(min(given_in, estimate_tokens(request)), min(given_out, self.max_tokens))
-        self.billed.append(usage.total_tokens)
+        self.billed.append(usage)
         await asyncio.sleep(0)
         if turn < len(self.batches):
             calls = tuple(
@@ -601,31 +609,59 @@ class Planned:
         return ModelResponse("done", usage=usage)
 
 
+class RetryAll(OnModelError):
+    """Retries every failed model call while the retry budget lasts."""
+
+    def on_model_error(
+        self, failure: Failure[Exception], ctx: ModelContext, /
+    ) -> ErrorResult[ModelContext, ModelResponse]:
+        """Retry."""
+        return Retry(ctx, delay=0.0)
+
+
 batches = st.lists(
     st.lists(st.sampled_from(["lookup", "helper"]), min_size=1, max_size=4), max_size=3
 )
 usages = st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400)), min_size=1, max_size=5)
+# ``tokens`` and ``usd`` in quarters of a call's output bound: a few calls' worth.
+limits = st.fixed_dictionaries(
+    {
+        "tokens": st.none() | st.integers(0, 40),
+        "usd": st.none() | st.integers(0, 40),
+        "tool_calls": st.none() | st.integers(0, 8),
+        "model_calls": st.none() | st.integers(0, 10),
+    }
+).filter(lambda given: any(value is not None for value in given.values()))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    root=batches,
-    sub=batches,
-    usage=usages,
-    limits=st.tuples(st.integers(0, 6_000), st.integers(0, 8), st.integers(1, 400)),
+    plans=st.tuples(batches, batches, usages),
+    limit=limits,
+    sizes=st.tuples(st.integers(1, 400), st.integers(0, 20), st.integers(1, 20)),
+    fails=st.frozensets(st.integers(0, 6), max_size=3),
 )
 def test_a_budget_is_never_exceeded_by_concurrent_tools_and_sub_agents(
-    root: list[list[str]],
-    sub: list[list[str]],
-    usage: list[tuple[int, int]],
-    limits: tuple[int, int, int],
+    plans: tuple[list[list[str]], list[list[str]], list[tuple[int, int]]],
+    limit: dict[str, Any],
+    sizes: tuple[int, int, int],
+    fails: frozenset[int],
 ) -> None:
-    """In an async run whose tool calls (sub-agents among them) run gathered, the tokens
-    models billed and the tools that ran stay within the limits; a completed run holds
-    nothing and spent what was billed."""
-    tokens, tool_calls, max_tokens = limits
-    billed: list[int] = []
+    """In an async run whose tool calls (sub-agents among them) run gathered and whose
+    model calls fail now and then, what the models billed, the model calls made and the
+    tools that ran stay within the limits -- and so does what is spent and held, at every
+    step; a completed run holds nothing and spent what was billed."""
+    root, sub, usage = plans
+    max_tokens, price_in, price_out = sizes
+    quarters = max_tokens / 4
+    limit = dict(limit)
+    if limit["tokens"] is not None:
+        limit["tokens"] = round(limit["tokens"] * quarters)
+    if limit["usd"] is not None:
+        limit["usd"] = limit["usd"] * quarters * price_out / 1e6
+    billed: list[Usage] = []
     ran: list[str] = []
+    entries: list[Mapping[str, int]] = []
 
     async def find(q: str) -> str:
         """Find something."""
@@ -633,34 +669,59 @@ def test_a_budget_is_never_exceeded_by_concurrent_tools_and_sub_agents(
         ran.append(q)
         return f"found {q}"
 
+    def watch(event: HookEvent) -> None:
+        context = event.context
+        if isinstance(context, ModelContext | ToolContext):
+            entries.append(context.invocation.state.get(KEY) or {})
+
     sub_plan = [["find"] * len(batch) for batch in sub]
-    helper = Agent(
-        "helper", Planned(sub_plan, usage, billed, max_tokens), tools=[find], description="Helps."
-    )
+    helper_model = Planned(sub_plan, usage, billed, max_tokens, fails)
+    helper = Agent("helper", helper_model, tools=[find], description="Helps.")
     root_plan = [[("find" if name == "lookup" else name) for name in batch] for batch in root]
-    agent = Agent(
-        "root", Planned(root_plan, usage, billed, max_tokens), tools=[find], sub_agents=[helper]
+    root_model = Planned(root_plan, usage, billed, max_tokens, fails)
+    agent = Agent("root", root_model, tools=[find], sub_agents=[helper])
+    prices = {"*": (float(price_in), float(price_out))} if limit["usd"] is not None else None
+    budget = Budget(**limit, prices=prices, max_tokens=max_tokens)
+    retry = RetryPolicy(max_attempts=2, base_delay=0.0, jitter=0.0)
+    callbacks = [budget, RetryAll(), observing(watch)]
+    result: RunResult | None = None
+    # A call that fails twice fails the run: what it billed is checked all the same.
+    with Runner(agent, max_steps=100, retry=retry) as runner, contextlib.suppress(ConnectionError):
+        result = asyncio.run(runner.arun("go", callbacks=callbacks))
+    tokens = sum(usage.total_tokens for usage in billed)
+    cost = sum(u.input_tokens * price_in + u.output_tokens * price_out for u in billed)
+    helpers = (
+        0
+        if result is None
+        else sum(
+            1
+            for event in result.events
+            if isinstance(event, ToolResultEvent)
+            and event.call.name == "helper"
+            and not event.result.is_error
+        )
     )
-    budget = Budget(tokens=tokens, tool_calls=tool_calls, max_tokens=max_tokens)
-    with Runner(agent, max_steps=100) as runner:
-        result = asyncio.run(runner.arun("go", callbacks=[budget]))
-    assert sum(billed) <= tokens
-    entry = spent(result)
-    assert entry["tokens"] + entry["tokens_held"] <= tokens
-    if result.status == "completed":
-        assert (entry["tokens"], entry["tokens_held"]) == (sum(billed), 0)
-    else:  # a stop cancels the calls in flight: they keep what they hold, billed or not
-        assert entry["tokens"] <= sum(billed) <= entry["tokens"] + entry["tokens_held"]
-    helpers = sum(
-        1
-        for event in result.events
-        if isinstance(event, ToolResultEvent)
-        and event.call.name == "helper"
-        and not event.result.is_error
-    )
-    assert len(ran) + helpers <= tool_calls
-    assert entry["tool_calls"] <= tool_calls
-    assert result.status in ("completed", "stopped")
+    for entry in entries:
+        if limit["tokens"] is not None:
+            assert entry.get("tokens", 0) + entry.get("tokens_held", 0) <= limit["tokens"]
+        if limit["usd"] is not None:
+            assert entry.get("usd", 0) + entry.get("usd_held", 0) <= round(limit["usd"] * 1e12)
+        if limit["tool_calls"] is not None:
+            assert entry.get("tool_calls", 0) <= limit["tool_calls"]
+        if limit["model_calls"] is not None:
+            assert entry.get("model_calls", 0) <= limit["model_calls"]
+    if limit["tokens"] is not None:
+        assert tokens <= limit["tokens"]
+    if limit["usd"] is not None:  # prices per million tokens; the budget counts pico-dollars
+        assert cost * 10**6 <= round(limit["usd"] * 1e12)
+    if limit["tool_calls"] is not None:
+        assert len(ran) + helpers <= limit["tool_calls"]
+    if limit["model_calls"] is not None:
+        assert len(billed) <= limit["model_calls"]
+    if result is not None and result.status == "completed":
+        entry = spent(result)
+        assert (entry["tokens"], entry["tokens_held"], entry["usd_held"]) == (tokens, 0, 0)
+        assert entry["usd"] == (0 if limit["usd"] is None else cost * 10**6)
 
 
 def test_the_state_entry_is_json_as_a_run_state_carries_it(mode: Mode) -> None:
