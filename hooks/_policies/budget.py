@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Final, cast, final
+from typing import Any, Final, TypeVar, cast, final
 
 from returns.result import Failure, Success
 
@@ -31,7 +31,7 @@ from hooks._contexts import ModelContext, ToolContext
 from hooks._decisions import Reject
 from hooks._errors import StopRun
 from hooks._events import HookEvent
-from hooks._messages import ModelRequest, ModelResponse, ToolResult, Usage
+from hooks._messages import Message, ModelRequest, ModelResponse, ToolResult, ToolSpec, Usage
 from hooks._results import BeforeResult, Cont, Halt
 from hooks._state import State, StateKey
 
@@ -50,24 +50,65 @@ _FIELDS: Final = (
 )
 _EMPTY: Final[Mapping[str, int]] = dict.fromkeys(_FIELDS, 0)
 _ANY: Final = "*"
+_REMEMBERED: Final = 4096  # records whose size a budget remembers (see _Sizes)
+
+R = TypeVar("R")
 
 
-def estimate_tokens(request: ModelRequest) -> int:
+def estimate_tokens(request: ModelRequest, /, sizes: _Sizes | None = None) -> int:
     """An estimate of ``request``'s input tokens: one per four characters of its text.
 
     Counted: each message's text and its tool calls' names and arguments (as JSON), and
     the tools' names, descriptions and parameter schemas (as JSON); not counted: images
     and files. Four characters a token is the usual rule for English text; code, other
     scripts and a provider's own framing can take more, which the settled usage shows.
+    ``sizes`` remembers what was measured, for the next request of the same run.
     """
     chars = 0
     for message in request.messages:
         chars += len(message.content)
-        for call in message.tool_calls:
-            chars += len(call.name) + len(_json(call.args))
-    for spec in request.tools:
-        chars += len(spec.name) + len(spec.description) + len(_json(spec.parameters))
+        if message.tool_calls:
+            chars += _calls_size(message) if sizes is None else sizes.of(message, _calls_size)
+    tools = request.tools
+    if tools:
+        chars += _tools_size(tools) if sizes is None else sizes.of(tools, _tools_size)
     return -(-chars // 4)
+
+
+def _calls_size(message: Message) -> int:
+    return sum(len(call.name) + len(_json(call.args)) for call in message.tool_calls)
+
+
+def _tools_size(tools: tuple[ToolSpec, ...]) -> int:
+    return sum(
+        len(spec.name) + len(spec.description) + len(_json(spec.parameters)) for spec in tools
+    )
+
+
+@final
+class _Sizes:
+    """The sizes of records that take a JSON dump to measure (a message's tool calls, a
+    request's tools), remembered by identity: every model call of a run measures its
+    transcript again, and that is mostly the same records. An entry keeps its record
+    alive, so its id is no other object's while it is remembered; past ``_REMEMBERED``
+    entries the memory starts over."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[object, int]] = {}
+
+    def of(self, record: R, measure: Callable[[R], int], /) -> int:
+        """``measure(record)``, measured once while remembered."""
+        known = self._known
+        found = known.get(id(record))
+        if found is not None and found[0] is record:
+            return found[1]
+        size = measure(record)
+        if len(known) >= _REMEMBERED:
+            known.clear()
+        known[id(record)] = (record, size)
+        return size
 
 
 @final
@@ -110,6 +151,7 @@ class Budget:
         "_key",
         "_out",
         "_prices",
+        "_sizes",
         "_usd",
         "max_tokens",
         "model_calls",
@@ -165,13 +207,14 @@ class Budget:
         self._in: Final = max((price[0] for price in checked.values()), default=0)
         self._out: Final = max((price[1] for price in checked.values()), default=0)
         self._key: Final = StateKey[dict[str, int]](key)
+        self._sizes: Final = _Sizes()
 
     def before_model(self, ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
         """Reserve what the call may cost; raise ``StopRun`` if the budget cannot hold it."""
         calls = ctx.call_state
         held: _Held | None = calls.get(self._key.name)
         metered = self.tokens is not None or self.usd is not None
-        input_tokens = estimate_tokens(ctx.request) if metered else 0
+        input_tokens = estimate_tokens(ctx.request, self._sizes) if metered else 0
         tokens = input_tokens + self.max_tokens if metered else 0
         usd = input_tokens * self._in + self.max_tokens * self._out
         refusal: list[str] = []

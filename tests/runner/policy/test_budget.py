@@ -34,7 +34,7 @@ from hooks import (
     WrapModel,
     observing,
 )
-from hooks._policies.budget import estimate_tokens
+from hooks._policies.budget import _calls_size, _Sizes, estimate_tokens  # pyright: ignore[reportPrivateUsage]
 from runner import (
     Agent,
     Budget,
@@ -556,6 +556,35 @@ def test_the_estimate_counts_text_calls_and_tools_four_characters_a_token() -> N
         (ToolSpec("t", "d", {}),),
     )
     assert estimate_tokens(request) == -(-(8 + 2 + len('{"k":1}') + 1 + 1 + 2) // 4)
+
+
+def test_the_estimate_remembers_sizes_by_identity_and_stays_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Measured with a memory, a request estimates as without; a record is measured once;
+    an equal record that is another object is measured anew; a full memory starts over."""
+    calls = (ToolCall("c", "ab", {"k": "v" * 40}),)
+    request = ModelRequest(
+        (Message("user", "hi"), Message("assistant", "", tool_calls=calls)), (ToolSpec("t"),)
+    )
+    sizes = _Sizes()
+    measured: list[object] = []
+
+    def counting(message: Message) -> int:
+        measured.append(message)
+        return _calls_size(message)
+
+    assert estimate_tokens(request, sizes) == estimate_tokens(request)
+    assert sizes.of(request.messages[1], counting) == _calls_size(request.messages[1])
+    assert measured == []  # remembered from the estimate
+    twin = Message("assistant", "", tool_calls=calls)
+    assert sizes.of(twin, counting) == _calls_size(twin)
+    assert measured == [twin]
+    monkeypatch.setattr("hooks._policies.budget._REMEMBERED", 1)
+    other = Message("assistant", "", tool_calls=calls)
+    sizes.of(other, counting)  # the memory is full: it starts over, with this one
+    sizes.of(request.messages[1], counting)
+    assert measured == [twin, other, request.messages[1]]
 
 
 # -- the law: never over the limit, whatever runs concurrently ------------------------
