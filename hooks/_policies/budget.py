@@ -220,7 +220,7 @@ class Budget:
         refusal: list[str] = []
 
         def reserve(current: dict[str, int] | None) -> dict[str, int]:
-            spent = dict(current or _EMPTY)
+            spent = _entry(current, self._key.name)
             # A retry whose request changed comes back here: its new reservation
             # replaces the old, and it is no new model call.
             old_tokens, old_usd = (0, 0) if held is None else (held.tokens, held.usd)
@@ -256,7 +256,7 @@ class Budget:
 
         def count(current: dict[str, int] | None) -> dict[str, int]:
             nonlocal refused
-            spent = dict(current or _EMPTY)
+            spent = _entry(current, self._key.name)
             refused = limit is not None and spent["tool_calls"] >= limit
             spent["refused" if refused else "tool_calls"] += 1
             return spent
@@ -407,7 +407,7 @@ class Budget:
         self, ctx: ModelContext | ToolContext, change: Callable[[dict[str, int]], None]
     ) -> None:
         def changed(current: dict[str, int] | None) -> dict[str, int]:
-            spent = dict(current or _EMPTY)
+            spent = _entry(current, self._key.name)
             change(spent)
             return spent
 
@@ -440,6 +440,24 @@ class Budget:
             if value is not None
         ]
         return f"Budget({', '.join(limits)})"
+
+
+def _entry(current: object, key: str) -> dict[str, int]:
+    """A copy of the budget's entry in the run's state (``None``: nothing spent yet)."""
+    if current is None:
+        return dict(_EMPTY)
+    found = cast("dict[object, object]", current) if type(current) is dict else None
+    if (
+        found is None
+        or found.keys() != _EMPTY.keys()
+        or any(type(value) is not int for value in found.values())
+    ):
+        msg = (
+            f"the run's state holds {current!r:.80} under {key!r}, which is no Budget's "
+            "entry: does another callback use that key?"
+        )
+        raise TypeError(msg)
+    return cast("dict[str, int]", found).copy()
 
 
 def _uncount(spent: dict[str, int]) -> None:

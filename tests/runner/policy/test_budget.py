@@ -17,8 +17,10 @@ from returns.result import Failure, Success
 
 from hooks import (
     AfterModel,
+    AgentContext,
     Approve,
     AsyncWrapModel,
+    BeforeAgent,
     BeforeModel,
     BeforeResult,
     Cont,
@@ -60,6 +62,7 @@ from runner import (
 from tests.helpers.runs import Mode, calling, drive
 
 KEY = "hookline.budget"
+FIELDS = ("tokens", "tokens_held", "usd", "usd_held", "model_calls", "tool_calls", "refused")
 
 
 def lookup(q: str) -> str:
@@ -511,6 +514,25 @@ def test_a_wrap_that_raises_costs_the_reservation(mode: Mode) -> None:
     [entry] = seen
     assert entry["tokens"] == estimate_tokens(model.requests[0]) + 100
     assert entry["tokens_held"] == 0
+
+
+@pytest.mark.parametrize(
+    "value", ["spent", {"tokens": 1}, {**dict.fromkeys(FIELDS, 0), "refused": True}]
+)
+def test_an_entry_that_is_no_budget_s_is_refused_not_reset(mode: Mode, value: object) -> None:
+    """Another callback's value under the budget's key stops nothing silently: an error."""
+
+    class Squat(BeforeAgent):
+        def before_agent(self, ctx: AgentContext, /) -> BeforeResult[AgentContext, ModelResponse]:
+            ctx.invocation.state.set(KEY, value)
+            return Cont(ctx)
+
+    callbacks = [Squat(), Budget(tokens=10_000)]
+    with (
+        Runner(Agent("a", ScriptedModel(["hi"])), callbacks=callbacks) as runner,
+        pytest.raises(TypeError, match="which is no Budget's entry: does another callback use"),
+    ):
+        drive(runner, mode, "go")
 
 
 @pytest.mark.parametrize(
