@@ -6,10 +6,11 @@ and refuses the call unless what is spent, what other calls in flight hold and t
 reservation fit the limits. When the call has answered, the reservation is settled:
 what the response's ``Usage`` says it cost replaces it. So concurrent calls (gathered
 tools, sub-agents) never overrun the limit together, and the most a run can overrun it
-by is what one answer used beyond its own reservation (a model that ignores its bound,
-an input larger than estimated). A tool call counts against ``tool_calls`` before it
-runs. Everything lives in the run's state under ``key`` (sub-agents share it; a paused
-run's ``RunState`` carries it; a durable run rebuilds it alike on replay).
+by is what the answers in flight used beyond their own reservations (a model that
+ignores its bound, an input larger than estimated). A tool call counts against
+``tool_calls`` before it runs. Everything lives in the run's state under ``key``
+(sub-agents share it; a paused run's ``RunState`` carries it; a durable run rebuilds it
+alike on replay).
 
 A call that never ran costs nothing: halted or paused by a later callback, or failed at
 the provider (an error carries no usage). A response that reports no usage costs its
@@ -20,10 +21,9 @@ stops, the calls it cancels in flight keep what they hold (``tokens_held``,
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeVar, cast, final
+from typing import Any, Final, cast, final
 
 from returns.result import Failure, Success
 
@@ -31,7 +31,8 @@ from hooks._contexts import ModelContext, ToolContext
 from hooks._decisions import Reject
 from hooks._errors import StopRun
 from hooks._events import HookEvent
-from hooks._messages import Message, ModelRequest, ModelResponse, ToolResult, ToolSpec, Usage
+from hooks._messages import ModelResponse, ToolResult, Usage
+from hooks._policies.estimate import Sizes, estimate_tokens
 from hooks._results import BeforeResult, Cont, Halt
 from hooks._state import State, StateKey
 
@@ -50,65 +51,6 @@ _FIELDS: Final = (
 )
 _EMPTY: Final[Mapping[str, int]] = dict.fromkeys(_FIELDS, 0)
 _ANY: Final = "*"
-_REMEMBERED: Final = 4096  # records whose size a budget remembers (see _Sizes)
-
-R = TypeVar("R")
-
-
-def estimate_tokens(request: ModelRequest, /, sizes: _Sizes | None = None) -> int:
-    """An estimate of ``request``'s input tokens: one per four characters of its text.
-
-    Counted: each message's text and its tool calls' names and arguments (as JSON), and
-    the tools' names, descriptions and parameter schemas (as JSON); not counted: images
-    and files. Four characters a token is the usual rule for English text; code, other
-    scripts and a provider's own framing can take more, which the settled usage shows.
-    ``sizes`` remembers what was measured, for the next request of the same run.
-    """
-    chars = 0
-    for message in request.messages:
-        chars += len(message.content)
-        if message.tool_calls:
-            chars += _calls_size(message) if sizes is None else sizes.of(message, _calls_size)
-    tools = request.tools
-    if tools:
-        chars += _tools_size(tools) if sizes is None else sizes.of(tools, _tools_size)
-    return -(-chars // 4)
-
-
-def _calls_size(message: Message) -> int:
-    return sum(len(call.name) + len(_json(call.args)) for call in message.tool_calls)
-
-
-def _tools_size(tools: tuple[ToolSpec, ...]) -> int:
-    return sum(
-        len(spec.name) + len(spec.description) + len(_json(spec.parameters)) for spec in tools
-    )
-
-
-@final
-class _Sizes:
-    """The sizes of records that take a JSON dump to measure (a message's tool calls, a
-    request's tools), remembered by identity: every model call of a run measures its
-    transcript again, and that is mostly the same records. An entry keeps its record
-    alive, so its id is no other object's while it is remembered; past ``_REMEMBERED``
-    entries the memory starts over."""
-
-    __slots__ = ("_known",)
-
-    def __init__(self) -> None:
-        self._known: dict[int, tuple[object, int]] = {}
-
-    def of(self, record: R, measure: Callable[[R], int], /) -> int:
-        """``measure(record)``, measured once while remembered."""
-        known = self._known
-        found = known.get(id(record))
-        if found is not None and found[0] is record:
-            return found[1]
-        size = measure(record)
-        if len(known) >= _REMEMBERED:
-            known.clear()
-        known[id(record)] = (record, size)
-        return size
 
 
 @final
@@ -207,7 +149,7 @@ class Budget:
         self._in: Final = max((price[0] for price in checked.values()), default=0)
         self._out: Final = max((price[1] for price in checked.values()), default=0)
         self._key: Final = StateKey[dict[str, int]](key)
-        self._sizes: Final = _Sizes()
+        self._sizes: Final = Sizes()
 
     def before_model(self, ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
         """Reserve what the call may cost; raise ``StopRun`` if the budget cannot hold it."""
@@ -466,13 +408,6 @@ def _uncount(spent: dict[str, int]) -> None:
 
 def _cost(usage: Usage, price: tuple[int, int]) -> int:
     return usage.input_tokens * price[0] + usage.output_tokens * price[1]
-
-
-def _json(value: object) -> str:
-    try:
-        return json.dumps(value, separators=(",", ":"), default=repr)
-    except (TypeError, ValueError):  # keys that are not strings: the value's own repr
-        return repr(value)
 
 
 def _check_limit(name: str, value: object) -> None:

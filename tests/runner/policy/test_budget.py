@@ -36,7 +36,7 @@ from hooks import (
     WrapModel,
     observing,
 )
-from hooks._policies.budget import _calls_size, _Sizes, estimate_tokens  # pyright: ignore[reportPrivateUsage]
+from hooks._policies.estimate import Sizes, calls_size, estimate_tokens
 from runner import (
     Agent,
     Budget,
@@ -589,20 +589,20 @@ def test_the_estimate_remembers_sizes_by_identity_and_stays_the_same(
     request = ModelRequest(
         (Message("user", "hi"), Message("assistant", "", tool_calls=calls)), (ToolSpec("t"),)
     )
-    sizes = _Sizes()
+    sizes = Sizes()
     measured: list[object] = []
 
     def counting(message: Message) -> int:
         measured.append(message)
-        return _calls_size(message)
+        return calls_size(message)
 
     assert estimate_tokens(request, sizes) == estimate_tokens(request)
-    assert sizes.of(request.messages[1], counting) == _calls_size(request.messages[1])
+    assert sizes.of(request.messages[1], counting) == calls_size(request.messages[1])
     assert measured == []  # remembered from the estimate
     twin = Message("assistant", "", tool_calls=calls)
-    assert sizes.of(twin, counting) == _calls_size(twin)
+    assert sizes.of(twin, counting) == calls_size(twin)
     assert measured == [twin]
-    monkeypatch.setattr("hooks._policies.budget._REMEMBERED", 1)
+    monkeypatch.setattr("hooks._policies.estimate._REMEMBERED", 1)
     other = Message("assistant", "", tool_calls=calls)
     sizes.of(other, counting)  # the memory is full: it starts over, with this one
     sizes.of(request.messages[1], counting)
