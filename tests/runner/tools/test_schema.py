@@ -915,16 +915,18 @@ def test_a_plain_tool_works_where_pydantic_is_missing() -> None:
 
 def test_function_tool_keeps_its_public_surface() -> None:
     """name, description, parameters, run, check, spec and is_async, as before; and the
-    annotations it declares."""
+    annotations it declares; deps_type and run_in for a tool that takes a RunContext."""
     public = [name for name in dir(FunctionTool(described)) if not name.startswith("_")]
     assert public == [
         "annotations",
         "check",
+        "deps_type",
         "description",
         "fn",
         "is_async",
         "name",
         "parameters",
         "run",
+        "run_in",
         "spec",
     ]
