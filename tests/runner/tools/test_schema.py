@@ -885,9 +885,12 @@ def run_python(code: str) -> str:
 
 @pytest.mark.subprocess
 def test_importing_runner_does_not_import_pydantic() -> None:
-    """pydantic is imported when a tool is made, never by ``import runner``."""
+    """pydantic is imported when a tool is made, never by ``import runner`` (nor by its
+    output types' module, nor by an agent without an ``output_type``)."""
     code = (
         "import sys, runner, hooks, runner._tools.pydantic, runner._tools.schema\n"
+        "import runner._tools.output, runner._tools.context\n"
+        "runner.Agent('plain', runner.ScriptedModel())\n"
         "print('pydantic' in sys.modules)\n"
         "runner.FunctionTool(lambda a: a, name='echo')\n"
         "print('pydantic' in sys.modules)"
