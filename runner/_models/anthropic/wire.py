@@ -35,6 +35,7 @@ from hooks import (
     ImagePart,
     Message,
     ModelResponse,
+    OutputSpec,
     ReasoningPart,
     ToolCall,
     ToolSpec,
@@ -47,6 +48,7 @@ __all__ = [
     "Wire",
     "finish_reason",
     "from_message",
+    "output_format",
     "payload_of",
     "reasoning_part",
     "to_tools",
@@ -270,6 +272,12 @@ def to_tools(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         }
         for spec in specs
     ]
+
+
+def output_format(spec: OutputSpec) -> dict[str, Any]:
+    """The answer's required shape as ``output_config.format``: a ``json_schema`` format
+    (the API takes no name, description or strict flag: the schema is enforced)."""
+    return {"type": "json_schema", "schema": dict(spec.schema)}
 
 
 def from_message(body: Mapping[str, Any]) -> ModelResponse:
