@@ -30,6 +30,9 @@ __all__ = ["Agent", "check_deps"]
 
 Deps = TypeVar("Deps", default=None)
 Out = TypeVar("Out", default=str)
+# The overloads' own: an __init__'s self may not name the class's type variables.
+_D = TypeVar("_D")
+_O = TypeVar("_O")
 
 
 @final
@@ -95,7 +98,7 @@ class Agent(Generic[Deps, Out]):
     ) -> None: ...
     @overload
     def __init__(
-        self: Agent[None, Out],
+        self: Agent[None, _O],
         name: str,
         model: Model | AsyncModel,
         *,
@@ -104,12 +107,12 @@ class Agent(Generic[Deps, Out]):
         sub_agents: Sequence[Agent[Any, Any]] = (),
         instruction: str = "",
         description: str = "",
-        output_type: type[Out],
+        output_type: type[_O],
         deps_type: None = None,
     ) -> None: ...
     @overload
     def __init__(
-        self: Agent[Deps, str],
+        self: Agent[_D, str],
         name: str,
         model: Model | AsyncModel,
         *,
@@ -119,11 +122,11 @@ class Agent(Generic[Deps, Out]):
         instruction: str = "",
         description: str = "",
         output_type: None = None,
-        deps_type: type[Deps],
+        deps_type: type[_D],
     ) -> None: ...
     @overload
     def __init__(
-        self: Agent[Deps, Out],
+        self: Agent[_D, _O],
         name: str,
         model: Model | AsyncModel,
         *,
@@ -132,8 +135,8 @@ class Agent(Generic[Deps, Out]):
         sub_agents: Sequence[Agent[Any, Any]] = (),
         instruction: str = "",
         description: str = "",
-        output_type: type[Out],
-        deps_type: type[Deps],
+        output_type: type[_O],
+        deps_type: type[_D],
     ) -> None: ...
     def __init__(
         self,

@@ -174,8 +174,9 @@ def _strict(part: object) -> object:
     for key, value in node.items():
         if key in {"properties", "$defs"} and isinstance(value, Mapping):
             named = cast("Mapping[str, object]", value)
-            converted: object = {name: _strict(sub) for name, sub in named.items()}
-            failed = any(sub is None for sub in cast("dict[str, object]", converted).values())
+            strict_named = {name: _strict(sub) for name, sub in named.items()}
+            converted: object = strict_named
+            failed = any(sub is None for sub in strict_named.values())
         elif key in {"items", "anyOf", "prefixItems"}:
             converted = _strict(value)
             failed = converted is None

@@ -327,7 +327,7 @@ class OpenAIResponsesModel:
         if request.tools:
             body["tools"] = to_tools(request.tools, strict=self._strict)
         if request.output is not None:  # beside the caller's other text options (verbosity)
-            given: dict[str, Any] = self._params.get("text") or {}
+            given: Any = self._params.get("text") or {}
             body["text"] = {**given, "format": output_format(request.output)}
         if stream:
             body["stream"] = True

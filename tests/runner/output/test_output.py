@@ -30,6 +30,7 @@ from runner import (
     OutputValidationError,
     RetryEvent,
     RetryPolicy,
+    RunFinishedEvent,
     Runner,
     RunResult,
     ScriptedModel,
@@ -523,3 +524,19 @@ def test_any_value_round_trips_through_schema_json_and_validation(
     args = {"response": as_json} if output.wrapped else as_json
     assert output.from_data(args) == value
     assert output.from_text(json.dumps(args)) == value
+
+
+def test_a_streamed_run_ends_with_the_typed_output() -> None:
+    """``Runner.stream`` checks the answer as ``arun`` does: its last event holds the value."""
+    model = ScriptedModel([final({"x": "no", "y": 0}), '{"x": 4, "y": 5}'])
+    runner = Runner(Agent("geo", model, output_type=Point))
+
+    async def last() -> RunFinishedEvent:
+        events = [event async for event in runner.stream("where")]
+        assert isinstance(events[-1], RunFinishedEvent)
+        return events[-1]
+
+    finished = asyncio.run(last())
+    assert finished.result.output == Point(4, 5)
+    retries = [e for e in finished.result.events if isinstance(e, RetryEvent)]
+    assert [e.operation for e in retries] == ["output"]
