@@ -6,7 +6,7 @@ import inspect
 import types
 import typing
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, NoReturn, final, overload
+from typing import TYPE_CHECKING, Any, Final, Generic, NoReturn, cast, final, overload
 
 from typing_extensions import TypeVar
 
@@ -182,7 +182,7 @@ class Agent(Generic[Deps, Out]):
         # None: the answer is its text.
         self.output: Final = _output_of(name, output_type)
         self.native_output: Final = getattr(model, "native_output", False) is True
-        self.deps_type: Final = deps_type
+        self.deps_type: Final = _checked_deps_type(name, deps_type)
         self.instruction: Final = instruction
         self.description: Final = description or instruction or f"Ask the {name} agent."
         self.callbacks: Final = tuple(callbacks)
@@ -310,8 +310,7 @@ def check_deps(root: Agent[Any, Any], deps: object, method: str) -> None:
     an agent of the run declares (``None``, deps not given, included)."""
     for agent in root.walk():
         declared = agent.deps_type
-        kind = typing.get_origin(declared) or declared
-        if declared is None or not isinstance(kind, type) or isinstance(deps, kind):
+        if declared is None or _is_instance(deps, declared) is not False:
             continue
         name = getattr(declared, "__qualname__", repr(declared))
         if deps is None:
@@ -323,6 +322,25 @@ def check_deps(root: Agent[Any, Any], deps: object, method: str) -> None:
         else:
             msg = f"agent {agent.name!r} takes deps of type {name}, got {got(deps)}"
         raise TypeError(msg)
+
+
+def _checked_deps_type(name: str, deps_type: object) -> object:
+    """``deps_type`` itself if it is ``None``, a class or a generic alias or union."""
+    if deps_type is None or isinstance(deps_type, type) or typing.get_origin(deps_type):
+        return deps_type
+    msg = f"agent {name!r}: deps_type must be a type, got {got(deps_type)}"
+    raise TypeError(msg)
+
+
+def _is_instance(value: object, declared: object) -> bool | None:
+    """Whether ``value`` is of type ``declared`` (a class, a union, a generic alias by its
+    origin: ``list[int]`` as ``list``), or ``None`` when run time cannot tell."""
+    origin = typing.get_origin(declared)
+    target = declared if origin is None or origin in {typing.Union, types.UnionType} else origin
+    try:
+        return isinstance(value, cast("Any", target))
+    except TypeError:  # Literal, Annotated, a union of generics: only a checker can say
+        return None
 
 
 def _check_deps(agent: str, tool: FunctionTool, deps_type: object) -> None:

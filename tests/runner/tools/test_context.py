@@ -198,3 +198,26 @@ def test_a_resume_is_given_its_deps_again(mode: Mode) -> None:
         result = asyncio.run(runner.aresume(paused.state, decisions, deps=db))
     assert result.output == "done"
     assert seen[-1].deps is db
+
+
+@pytest.mark.parametrize(
+    ("deps_type", "good", "bad"),
+    [
+        (int | str, "x", 1.5),
+        (dict[str, int], {"a": 1}, ["a"]),
+    ],
+)
+def test_a_union_or_generic_deps_type_is_checked_by_what_run_time_can_tell(
+    deps_type: Any, good: object, bad: object
+) -> None:
+    """A union is checked as one, a generic alias by its origin; a wrong value is refused."""
+    runner = Runner(Agent("a", ScriptedModel(["ok"]), deps_type=deps_type))
+    assert runner.run("go", deps=good).output == "ok"
+    with pytest.raises(TypeError, match="takes deps of type"):
+        runner.run("go", deps=bad)
+
+
+def test_a_deps_type_that_is_no_type_is_refused() -> None:
+    """``deps_type=5`` is a ``TypeError`` when the agent is made."""
+    with pytest.raises(TypeError, match="deps_type must be a type, got int 5"):
+        Agent("a", ScriptedModel(), deps_type=5)  # type: ignore[call-overload]
