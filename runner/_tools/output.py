@@ -27,7 +27,7 @@ from runner._tools.schema import shown
 if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
-__all__ = ["FINAL_RESULT", "INSTALL", "OutputInvalid", "OutputType", "strict_ready"]
+__all__ = ["FINAL_RESULT", "INSTALL", "OutputInvalid", "OutputType", "closed", "strict_ready"]
 
 FINAL_RESULT: Final = "final_result"
 """The name of the tool that carries the final answer to a model without native output."""
@@ -199,6 +199,33 @@ def _closed(node: Mapping[str, object]) -> bool:
         and set(required) == set(properties)
         and node.get("additionalProperties", False) is False
     )
+
+
+def closed(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with every object that does not say otherwise closed
+    (``additionalProperties: false``), optional properties kept: what Anthropic's
+    structured outputs require of every object."""
+    return cast("dict[str, Any]", _closed_part(schema))
+
+
+def _closed_part(part: object) -> object:
+    if isinstance(part, list):
+        return [_closed_part(item) for item in cast("list[object]", part)]
+    if not isinstance(part, Mapping):
+        return part
+    node = cast("Mapping[str, object]", part)
+    out: dict[str, object] = {}
+    for key, value in node.items():
+        if key in {"properties", "$defs"} and isinstance(value, Mapping):
+            named = cast("Mapping[str, object]", value)
+            out[key] = {name: _closed_part(sub) for name, sub in named.items()}
+        elif key in {"items", "anyOf", "allOf", "oneOf", "prefixItems"}:
+            out[key] = _closed_part(value)
+        else:
+            out[key] = value
+    if node.get("type") == "object" and "additionalProperties" not in node:
+        out["additionalProperties"] = False
+    return out
 
 
 def _name_of(annotation: object) -> str:

@@ -42,6 +42,7 @@ from hooks import (
     Usage,
 )
 from runner._tools.arguments import parse_arguments
+from runner._tools.output import closed
 
 __all__ = [
     "PROVIDER",
@@ -276,8 +277,9 @@ def to_tools(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 
 def output_format(spec: OutputSpec) -> dict[str, Any]:
     """The answer's required shape as ``output_config.format``: a ``json_schema`` format
-    (the API takes no name, description or strict flag: the schema is enforced)."""
-    return {"type": "json_schema", "schema": dict(spec.schema)}
+    (the API takes no name, description or strict flag: the schema is enforced), every
+    object closed (``additionalProperties: false``), as the API requires."""
+    return {"type": "json_schema", "schema": closed(spec.schema)}
 
 
 def from_message(body: Mapping[str, Any]) -> ModelResponse:

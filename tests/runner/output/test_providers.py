@@ -185,3 +185,33 @@ def test_a_plain_agent_sends_no_output_field(
     assert "response_format" not in chat_server.bodies[0]
     plain.close()
     other.close()
+
+
+class Note(pydantic.BaseModel):
+    """A note, its tag optional."""
+
+    text: str
+    tag: str = ""
+
+
+def test_an_optional_field_is_sent_non_strict_to_openai_and_closed_to_anthropic(
+    responses_server: responses.ResponsesServer, claude_server: claude.AnthropicServer
+) -> None:
+    """OpenAI's strict mode cannot say "optional": strict is off and the schema as written;
+    Anthropic takes optional properties but wants every object closed."""
+    responses_server.script(responses.response(responses.message('{"text": "hi"}')))
+    claude_server.script(claude.message(claude.text('{"text": "hi", "tag": "x"}')))
+    openai_model = OpenAIResponsesModel("test-model", base_url=responses_server.url)
+    claude_model = AnthropicModel("claude-test", base_url=claude_server.url, api_key="k")
+    assert Runner(Agent("a", openai_model, output_type=Note)).run("go").output == Note(text="hi")
+    assert Runner(Agent("a", claude_model, output_type=Note)).run("go").output == Note(
+        text="hi", tag="x"
+    )
+    sent = responses_server.bodies[0]["text"]["format"]
+    assert sent["strict"] is False
+    assert "additionalProperties" not in sent["schema"]
+    schema = claude_server.bodies[0]["output_config"]["format"]["schema"]
+    assert schema["additionalProperties"] is False
+    assert schema["required"] == ["text"]
+    openai_model.close()
+    claude_model.close()
