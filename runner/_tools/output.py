@@ -245,7 +245,7 @@ def _lines(errors: Sequence[ErrorDetails], wrapped: bool) -> list[str]:
     for error in errors[:_SHOWN_ERRORS]:
         loc = (_WRAPPED, *error["loc"]) if wrapped else error["loc"]
         path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
-        lines.append(f"{path[1:] or '(the answer)'}: {error['msg']}")
+        lines.append(f"{path.removeprefix('.') or '(the answer)'}: {error['msg']}")
     if len(errors) > _SHOWN_ERRORS:
         lines.append(f"and {len(errors) - _SHOWN_ERRORS} more errors")
     return lines
