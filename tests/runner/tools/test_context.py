@@ -221,3 +221,15 @@ def test_a_deps_type_that_is_no_type_is_refused() -> None:
     """``deps_type=5`` is a ``TypeError`` when the agent is made."""
     with pytest.raises(TypeError, match="deps_type must be a type, got int 5"):
         Agent("a", ScriptedModel(), deps_type=5)  # type: ignore[call-overload]
+
+
+def test_a_sub_agent_s_tool_gets_the_run_s_deps(mode: Mode) -> None:
+    """Deps reach every agent of the run: a sub-agent's tool sees the same object."""
+    db = Db({"EUR": 4.0})
+    helper = Agent("helper", ScriptedModel([call(), "four"]), tools=[rate], deps_type=Db)
+    boss_model = ScriptedModel(
+        [ModelResponse(tool_calls=(ToolCall("s1", "helper", {"request": "rate"}),)), "done"]
+    )
+    boss = Agent("boss", boss_model, sub_agents=[helper], deps_type=Db)
+    assert go(Runner(boss), mode, "go", deps=db).output == "done"
+    assert [(ctx.deps, ctx.agent) for ctx in seen] == [(db, "helper")]
