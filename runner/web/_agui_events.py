@@ -10,7 +10,8 @@ One ``Translator`` per AG-UI run (the client's ``threadId`` and ``runId``). What
   ``TOOL_CALL_END``; ``ToolResultEvent`` -> ``TOOL_CALL_RESULT``; a paused call, or a
   resumed one the stream never showed, is started before what refers to it;
 - ``AttemptDiscardedEvent`` -> ``CUSTOM`` ``hookline.discard`` (the ``messageId`` a UI
-  drops), ``ShadowEvent`` -> ``hookline.shadow``, a ``HookEvent`` whose callback decided
+  drops; an answer a hook replaced then comes whole, as a message of its own),
+  ``ShadowEvent`` -> ``hookline.shadow``, a ``HookEvent`` whose callback decided
   -> ``hookline.hook``;
 - the end: ``RUN_FINISHED`` (a paused run's outcome an interrupt per pending request,
   see ``runner.web._agui_pause``), or ``RUN_ERROR``.
@@ -81,7 +82,16 @@ class Translator:
     of a paused call's interrupt). Each method returns the frames to send (``""``: none).
     """
 
-    __slots__ = ("_count", "_last", "_open", "_specs", "_started", "run_id", "thread_id")
+    __slots__ = (
+        "_count",
+        "_last",
+        "_open",
+        "_replaced",
+        "_specs",
+        "_started",
+        "run_id",
+        "thread_id",
+    )
 
     def __init__(
         self, thread_id: str, run_id: str, specs: Callable[[str, str], ToolSpec | None]
@@ -94,6 +104,7 @@ class Translator:
         self._open: Final[dict[tuple[str, str | None], tuple[str, str]]] = {}
         self._last: Final[dict[tuple[str, str | None], str]] = {}  # latest message id per key
         self._started: Final[set[str]] = set()  # tool call ids shown in this run
+        self._replaced: Final[set[str]] = set()  # branches whose streamed answer was replaced
 
     def _id(self, kind: str) -> str:
         self._count += 1
@@ -123,8 +134,11 @@ class Translator:
                 return f"{opened[1]}{_dumps(event.text)}}}\n\n"
             return self._text_start(key) + self._open[key][1] + _dumps(event.text) + "}\n\n"
         match event:
-            case ModelResponseEvent(branch=branch):
+            case ModelResponseEvent(branch=branch, response=response):
                 frames = "".join(self._end(key) for key in list(self._open) if key[0] == branch)
+                if branch in self._replaced:  # streamed text was dropped: show the answer
+                    self._replaced.discard(branch)
+                    frames += self._whole((branch, None), response.text)
             case ToolCallEvent(call=call) | PauseEvent(request=PendingRequest(call=call)):
                 frames = self._call(call)
             case ToolResultEvent(call=call, result=result):
@@ -223,12 +237,20 @@ class Translator:
         message_id, _ = self._open.pop(key)
         return _frame(TextMessageEndEvent(message_id=message_id, timestamp=_now()))
 
+    def _whole(self, key: tuple[str, str | None], text: str) -> str:
+        if not text:
+            return ""
+        start = self._text_start(key)
+        return start + self._open[key][1] + _dumps(text) + "}\n\n" + self._end(key)
+
     def _end_all(self) -> str:
         return "".join(self._end(key) for key in list(self._open))
 
     def _discarded(self, event: AttemptDiscardedEvent) -> str:
         key = (event.branch, event.call_id)
         ends = self._end(key) if key in self._open else ""
+        if event.reason == "replaced":
+            self._replaced.add(event.branch)
         value = {
             "messageId": self._last.get(key),
             "agent": event.agent,
