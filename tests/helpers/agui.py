@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+import socket
+import threading
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import uvicorn
 from ag_ui_validate import Diagnostic
 from ag_ui_validate.transport import TransportOptions, validate_body
 
@@ -105,3 +109,27 @@ def problems(text: str) -> list[Diagnostic]:
         return [d for d in result.report.diagnostics if d.severity in ("error", "warning")]
 
     return asyncio.run(main())
+
+
+@contextmanager
+def serving(app: AGUIApp) -> Iterator[str]:
+    """``app`` served by uvicorn on 127.0.0.1 (a free port) on a thread; yields its URL.
+
+    Stopped and joined when the block ends: nothing is left running.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]})
+    thread.start()
+    try:
+        while not server.started:
+            assert thread.is_alive(), "the server did not start"
+            threading.Event().wait(0.01)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        thread.join()
+        sock.close()

@@ -4,10 +4,20 @@ error; and every refusal a hostile client can bring on."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import json
-from typing import Any
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
 
+import httpx
 import pytest
+from ag_ui.core import ResumeEntry
+from ag_ui_validate.transport import TransportOptions, validate_endpoint
 
 from hooks import (
     Cont,
@@ -15,6 +25,8 @@ from hooks import (
     Outcome,
     PausableResult,
     Pause,
+    Reject,
+    Respond,
     Result,
     Success,
     ToolContext,
@@ -24,13 +36,17 @@ from runner import (
     Agent,
     InMemorySessions,
     Message,
+    ModelRequest,
     ModelResponse,
+    PendingRequest,
     Runner,
+    RunState,
     ScriptedModel,
     ToolCall,
 )
 from runner.web import AGUIApp, agui_app
-from tests.helpers.agui import post, problems, resume_input, run_input
+from runner.web._agui_pause import Refusal, decisions, interrupts
+from tests.helpers.agui import post, problems, resume_input, run_input, serving
 from tests.helpers.runs import calling
 
 
@@ -468,3 +484,135 @@ def test_the_app_refuses_bad_arguments() -> None:
         agui_app(runner, user_id="")
     with pytest.raises(ValueError, match="max_body must be a positive int"):
         agui_app(runner, max_body=0)
+
+
+# -- over a real socket ----------------------------------------------------------------
+
+
+class Waiting:
+    """A model that answers only once ``go`` is set; ``cancelled`` says it was cancelled."""
+
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+        self.started = threading.Event()
+
+    async def generate(self, request: ModelRequest, /) -> ModelResponse:
+        """Wait (until cancelled)."""
+        self.started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+        return ModelResponse("late")
+
+
+def test_a_real_server_passes_the_validator_transport_rules_included() -> None:
+    """Served by uvicorn on 127.0.0.1, a paused run and its resume pass ``validate_endpoint``
+    (SSE framing, chunking and content type checked too)."""
+    files = Files()
+    with serving(deleting(files)) as url:
+        paused = checked(url, run_input("clean up"))
+        decided = resume_input([(interrupt_of(paused)["id"], {"decision": "approve"})])
+        resumed = checked(url, decided)
+    assert [f["type"] for f in resumed if f["type"] == "TOOL_CALL_RESULT"] == ["TOOL_CALL_RESULT"]
+    assert files.deleted == ["a.txt"]
+
+
+def checked(url: str, given: dict[str, Any]) -> list[dict[str, Any]]:
+    """POST ``given`` to ``url`` through the validator's own client: its frames, once the
+    validator found no error nor warning."""
+    frames: list[dict[str, Any]] = []
+    options = TransportOptions(
+        input=given, timeout_ms=20_000, on_event=lambda raw, _: frames.append(json.loads(raw))
+    )
+    result = asyncio.run(validate_endpoint(url, options))
+    diagnostics = result.report.diagnostics
+    assert [d for d in diagnostics if d.severity in ("error", "warning")] == []
+    assert result.transport_error is None
+    assert (result.content_type or "").startswith("text/event-stream")
+    return frames
+
+
+def test_a_client_that_leaves_cancels_its_run() -> None:
+    """Closing the connection mid-run cancels the run: the model's call is cancelled and
+    nothing is saved to the thread's session."""
+    model = Waiting()
+    store = InMemorySessions()
+    app = agui_app(Runner(Agent("slow", model), sessions=store))
+    with serving(app) as url:
+        with httpx.stream("POST", url, json=run_input("hi"), timeout=20) as response:
+            first = next(response.iter_lines())
+            assert first.startswith('data: {"type":"RUN_STARTED"')
+            assert model.started.wait(10)
+        assert model.cancelled.wait(10)
+    assert store.load("user", "t1").messages == ()
+
+
+# -- a tool's question (an MCP input request) ------------------------------------------
+
+ASKED = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def question() -> PendingRequest:
+    """A paused call's question, as an MCP server's elicitation leaves it."""
+    call = ToolCall("c7", "signup", {})
+    return PendingRequest(
+        "req_q",
+        call,
+        "Your name?",
+        "a",
+        "a",
+        allowed=("respond", "reject"),
+        kind="input",
+        schema=ASKED,
+    )
+
+
+def test_an_input_request_is_an_interrupt_under_the_schema_it_asked_with() -> None:
+    """A tool's question is an interrupt whose response schema is the question's own."""
+    (interrupt,) = interrupts("run9", [question()], lambda agent, tool: None)
+    assert interrupt.id == "run9/req_q"
+    assert (interrupt.reason, interrupt.message) == ("hookline.input", "Your name?")
+    assert interrupt.response_schema == ASKED
+    assert interrupt.tool_call_id == "c7"
+
+
+def test_an_answered_input_request_is_respond_and_a_cancelled_one_reject() -> None:
+    """The payload answering a question is ``Respond(payload)``; a cancelled entry rejects."""
+    state = cast(RunState, SimpleNamespace(run_id="run9", pending=(question(),)))
+    answered = ResumeEntry(interrupt_id="run9/req_q", status="resolved", payload={"name": "Ada"})
+    assert decisions(state, [answered]) == {"req_q": Respond({"name": "Ada"})}
+    cancelled = ResumeEntry(interrupt_id="run9/req_q", status="cancelled")
+    assert decisions(state, [cancelled]) == {"req_q": Reject("cancelled in the AG-UI client")}
+    with pytest.raises(Refusal, match="payload must be a JSON object, got list"):
+        decisions(state, [ResumeEntry(interrupt_id="run9/req_q", status="resolved", payload=[])])
+
+
+# -- the extra -------------------------------------------------------------------------
+
+
+def test_without_the_extra_runner_web_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no ``ag_ui`` importable, importing ``runner.web`` names the install command."""
+    for name in [n for n in sys.modules if n == "runner.web" or n.startswith("runner.web.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "ag_ui", None)
+    with pytest.raises(ImportError, match=r"pip install 'hookline\[web\]'") as raised:
+        importlib.import_module("runner.web")
+    assert raised.value.name == "ag_ui"
+
+
+@pytest.mark.subprocess
+def test_importing_runner_imports_nothing_of_the_web_extra() -> None:
+    """``import hooks, runner`` loads neither ag_ui nor starlette nor uvicorn."""
+    code = (
+        "import sys, hooks, runner; "
+        "print(sorted({'ag_ui', 'starlette', 'uvicorn', 'runner.web'} & set(sys.modules)))"
+    )
+    root = Path(__file__).resolve().parents[3]
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
