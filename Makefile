@@ -67,6 +67,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.anthropic_adapter
 	$(BIN)/python -m benchmarks.mcp
 	$(BIN)/python -m benchmarks.matchers
+	$(BIN)/python -m benchmarks.agui
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.

@@ -91,17 +91,17 @@ class AGUIApp:
                 raise Refusal(405, f"POST a RunAgentInput here, not {scope['method']}")
             given = _parse(await _body(receive, self._max_body))
             translator = Translator(given.thread_id, given.run_id, self._spec)
-            frames = await (
+            served = await (
                 self._resume(given, translator) if given.resume else self._run(given, translator)
             )
         except Refusal as refusal:
             await _json(send, refusal.status, {"error": str(refusal)})
             return
-        await _stream(receive, send, frames)
+        await _stream(receive, send, served)
 
     # -- runs -------------------------------------------------------------------------
 
-    async def _run(self, given: RunAgentInput, translator: Translator) -> AsyncGenerator[str, None]:
+    async def _run(self, given: RunAgentInput, translator: Translator) -> _Served:
         message, history = run_messages(given)
         store = self.runner.sessions
         await asyncio.to_thread(place_history, store, self._user_id, given.thread_id, history)
@@ -118,9 +118,7 @@ class AGUIApp:
         )
         return await _started(translator, events, hooks)
 
-    async def _resume(
-        self, given: RunAgentInput, translator: Translator
-    ) -> AsyncGenerator[str, None]:
+    async def _resume(self, given: RunAgentInput, translator: Translator) -> _Served:
         entries = given.resume or []
         run_id = paused_run_id(entries)
         state = await asyncio.to_thread(self.runner.paused, run_id)
@@ -193,10 +191,32 @@ def _refusal(exc: Exception) -> Refusal:
     return Refusal(422, f"{type(exc).__name__}: {exc}")
 
 
+@final
+class _Served:
+    """What a response sends: ``opening``, then each of ``events`` translated (a streamed
+    run's; none for a durable run's, recorded), then ``closing``."""
+
+    __slots__ = ("closing", "events", "hooks", "opening", "translator")
+
+    def __init__(
+        self,
+        translator: Translator,
+        opening: str,
+        events: AsyncGenerator[StreamEvent, None] | None = None,
+        hooks: list[HookEvent] | None = None,
+        closing: str = "",
+    ) -> None:
+        self.translator: Final = translator
+        self.opening: Final = opening
+        self.events: Final = events
+        self.hooks: Final = hooks
+        self.closing: Final = closing
+
+
 async def _started(
     translator: Translator, events: AsyncGenerator[StreamEvent, None], hooks: list[HookEvent]
-) -> AsyncGenerator[str, None]:
-    """The frames of a streamed run, its start taken here: a refusal comes as ``Refusal``."""
+) -> _Served:
+    """A streamed run, its start taken here: a refusal comes as ``Refusal``."""
     try:
         first = await anext(events)
     except (
@@ -211,64 +231,33 @@ async def _started(
     if not isinstance(first, RunStartedEvent):  # pragma: no cover -- stream's own contract
         msg = f"a stream starts with RunStartedEvent, got {type(first).__name__}"
         raise TypeError(msg)
-    return _frames(translator, first, events, hooks)
+    return _Served(translator, translator.started(first), events, hooks)
 
 
-async def _frames(
-    translator: Translator,
-    first: RunStartedEvent,
-    events: AsyncGenerator[StreamEvent, None],
-    hooks: list[HookEvent],
-) -> AsyncGenerator[str, None]:
-    yield translator.started(first)
-    try:
-        async for event in events:
-            if hooks:
-                told = "".join(map(translator.hook, hooks))
-                hooks.clear()
-                yield told + _translate(translator, event)
-            else:
-                yield _translate(translator, event)
-    except Exception as exc:  # the run failed: the client hears why, then the stream ends
-        yield translator.failed(exc)
-    finally:
-        await events.aclose()
-
-
-def _translate(translator: Translator, event: StreamEvent) -> str:
-    if type(event) is HooklineFinished:
-        return translator.finished(event)
-    return translator.event(event)
-
-
-async def _durable(translator: Translator, run: Awaitable[RunResult]) -> AsyncGenerator[str, None]:
-    """A durable run's frames, once it ended: its recorded events (``Refusal`` for a refused
+async def _durable(translator: Translator, run: Awaitable[RunResult]) -> _Served:
+    """A durable run, once it ended: its recorded events (``Refusal`` for a refused
     resume, before anything ran)."""
     try:
         done = await run
     except (InvalidDecisions, ResumeRefused, SessionBusy, SessionConflict) as exc:
         raise _refusal(exc) from exc
     except Exception as exc:  # the run failed: the client hears why
-        return _failed(translator, exc)
-    return _recorded(translator, done)
-
-
-async def _failed(translator: Translator, error: Exception) -> AsyncGenerator[str, None]:
-    yield translator.started(RunStartedEvent(run_id="", session_id="", agent="", time=0.0))
-    yield translator.failed(error)
-
-
-async def _recorded(translator: Translator, done: RunResult) -> AsyncGenerator[str, None]:
+        opening = translator.started(RunStartedEvent(run_id="", session_id="", agent="", time=0.0))
+        return _Served(translator, opening, closing=translator.failed(exc))
     now = time.time()
-    yield translator.started(
+    opening = translator.started(
         RunStartedEvent(run_id=done.run_id, session_id=done.session_id, agent="", time=now)
     )
-    yield "".join(map(translator.event, done.events))
-    yield translator.finished(HooklineFinished(result=done, time=now))
+    recorded = (*done.events, HooklineFinished(result=done, time=now))
+    return _Served(translator, opening, closing="".join(map(translator.event, recorded)))
 
 
-async def _stream(receive: Receive, send: Send, frames: AsyncGenerator[str, None]) -> None:
-    """Send ``frames`` as the body of a server-sent events response, until the client leaves."""
+async def _stream(receive: Receive, send: Send, served: _Served) -> None:
+    """Send ``served`` as the body of a server-sent events response, until the client leaves.
+
+    One loop from the run's events to ``send`` (no generator between them: a delta's cost
+    is its translation and its ``send``).
+    """
     task = asyncio.current_task()
     assert task is not None  # an ASGI app runs in a task
     left = asyncio.Event()
@@ -281,21 +270,44 @@ async def _stream(receive: Receive, send: Send, frames: AsyncGenerator[str, None
 
     await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
     watcher = asyncio.create_task(watch())
+    events, translator, hooks = served.events, served.translator, served.hooks
     try:
-        async for frame in frames:
-            if frame:
+        await send(
+            {"type": "http.response.body", "body": served.opening.encode(), "more_body": True}
+        )
+        if events is not None:
+            translate = translator.event
+            try:
+                async for event in events:
+                    frame = translate(event)
+                    if hooks:  # hook decisions told while the run made this event
+                        frame = "".join(map(translator.hook, hooks)) + frame
+                        hooks.clear()
+                    if frame:
+                        await send(
+                            {
+                                "type": "http.response.body",
+                                "body": frame.encode(),
+                                "more_body": True,
+                            }
+                        )
+            except Exception as exc:  # the run failed: the client hears why
+                failed = translator.failed(exc)
                 await send(
-                    {"type": "http.response.body", "body": frame.encode(), "more_body": True}
+                    {"type": "http.response.body", "body": failed.encode(), "more_body": True}
                 )
         watcher.cancel()
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await send(
+            {"type": "http.response.body", "body": served.closing.encode(), "more_body": False}
+        )
     except asyncio.CancelledError:
         if not left.is_set():
             raise
         task.uncancel()  # the client left: the run is cancelled, the response is over
     finally:
         watcher.cancel()
-        await frames.aclose()
+        if events is not None:
+            await events.aclose()
 
 
 async def _body(receive: Receive, limit: int) -> bytes:

@@ -64,6 +64,7 @@ __all__ = ["Translator"]
 
 _CONTENT: Final = EventType.TEXT_MESSAGE_CONTENT.value
 _dumps: Final = json.JSONEncoder(ensure_ascii=False).encode
+_string: Final[Callable[[str], str]] = json.encoder.encode_basestring  # C; a piece's JSON
 
 
 def _now() -> int:
@@ -84,6 +85,7 @@ class Translator:
 
     __slots__ = (
         "_count",
+        "_hot",
         "_last",
         "_open",
         "_replaced",
@@ -105,6 +107,7 @@ class Translator:
         self._last: Final[dict[tuple[str, str | None], str]] = {}  # latest message id per key
         self._started: Final[set[str]] = set()  # tool call ids shown in this run
         self._replaced: Final[set[str]] = set()  # branches whose streamed answer was replaced
+        self._hot: tuple[str, str | None, str] | None = None  # the last piece's key, prefix
 
     def _id(self, kind: str) -> str:
         self._count += 1
@@ -124,15 +127,12 @@ class Translator:
         )
 
     def event(self, event: StreamEvent) -> str:
-        """The frames for one of the run's events (the start and finish have their own)."""
-        if type(event) is TextDelta:  # the hot path first
-            if not event.text:
-                return ""
-            key = (event.branch, event.call_id)
-            opened = self._open.get(key)
-            if opened is not None:
-                return f"{opened[1]}{_dumps(event.text)}}}\n\n"
-            return self._text_start(key) + self._open[key][1] + _dumps(event.text) + "}\n\n"
+        """The frames for one of the run's events after its start (``started``)."""
+        if type(event) is TextDelta:  # the hot path first: the piece of the last message
+            hot = self._hot
+            if hot is not None and event.branch == hot[0] and event.call_id == hot[1]:
+                return f"{hot[2]}{_string(event.text)}}}\n\n" if event.text else ""
+            return self._text(event)
         match event:
             case ModelResponseEvent(branch=branch, response=response):
                 frames = "".join(self._end(key) for key in list(self._open) if key[0] == branch)
@@ -151,6 +151,8 @@ class Translator:
                     metadata={"hookline": {"isError": result.is_error}},
                 )
                 frames = self._call(call) + _frame(frame)
+            case HooklineFinished():
+                frames = self.finished(event)
             case AttemptDiscardedEvent():
                 frames = self._discarded(event)
             case ShadowEvent():
@@ -225,6 +227,16 @@ class Translator:
 
     # -- the parts --------------------------------------------------------------------
 
+    def _text(self, event: TextDelta) -> str:
+        if not event.text:
+            return ""
+        key = (event.branch, event.call_id)
+        opened = self._open.get(key)
+        start = "" if opened is not None else self._text_start(key)
+        prefix = self._open[key][1]
+        self._hot = (event.branch, event.call_id, prefix)
+        return f"{start}{prefix}{_string(event.text)}}}\n\n"
+
     def _text_start(self, key: tuple[str, str | None]) -> str:
         message_id = self._id("m")
         prefix = f'data: {{"type":"{_CONTENT}","messageId":{_dumps(message_id)},"delta":'
@@ -235,6 +247,7 @@ class Translator:
 
     def _end(self, key: tuple[str, str | None]) -> str:
         message_id, _ = self._open.pop(key)
+        self._hot = None
         return _frame(TextMessageEndEvent(message_id=message_id, timestamp=_now()))
 
     def _whole(self, key: tuple[str, str | None], text: str) -> str:
