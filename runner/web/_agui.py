@@ -39,7 +39,7 @@ from runner import (
     StreamEvent,
 )
 from runner import RunFinishedEvent as HooklineFinished
-from runner._streaming.hold import Hold
+from runner._streaming.hold import Hold, checked_hold
 from runner.web._agui_events import Translator
 from runner.web._agui_input import place_history, run_messages
 from runner.web._agui_pause import Refusal, decisions, paused_run_id
@@ -128,8 +128,9 @@ class AGUIApp:
                 "(here or in another process), or never paused in this server's store"
             )
             raise Refusal(409, msg)
-        if state.session_id != given.thread_id:
-            raise Refusal(409, f"run {run_id!r} paused in another thread than {given.thread_id!r}")
+        if state.user_id != self._user_id or state.session_id != given.thread_id:
+            msg = f"run {run_id!r} paused in another thread than {given.thread_id!r} (or user)"
+            raise Refusal(409, msg)
         chosen = decisions(state, entries)
         if isinstance(self.runner, DurableRunner):
             return await _durable(translator, self.runner.aresume(state, chosen))
@@ -177,6 +178,7 @@ def agui_app(
     if type(max_body) is not int or max_body < 1:
         msg = f"max_body must be a positive int, got {max_body!r:.60}"
         raise ValueError(msg)
+    checked_hold(hold)  # a misspelled mode is the server's error: refused here, not per request
     return AGUIApp(runner, user_id=user_id, hold=hold, hook_events=hook_events, max_body=max_body)
 
 

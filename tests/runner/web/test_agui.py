@@ -28,6 +28,7 @@ from hooks import (
     Reject,
     Respond,
     Result,
+    StopRun,
     Success,
     ToolContext,
     ToolResult,
@@ -42,6 +43,7 @@ from runner import (
     Runner,
     RunState,
     ScriptedModel,
+    SQLiteSessionStore,
     ToolCall,
 )
 from runner.web import AGUIApp, agui_app
@@ -484,6 +486,81 @@ def test_the_app_refuses_bad_arguments() -> None:
         agui_app(runner, user_id="")
     with pytest.raises(ValueError, match="max_body must be a positive int"):
         agui_app(runner, max_body=0)
+    with pytest.raises(ValueError, match="hold must be"):
+        agui_app(runner, hold="sometimes")  # type: ignore[arg-type]  # hostile
+
+
+def test_a_resume_for_another_user_is_refused_with_409() -> None:
+    """An endpoint serving another user cannot resume a run paused for this one."""
+    files = Files()
+    runner = Runner(
+        Agent(
+            "files",
+            ScriptedModel([calling(ToolCall("c1", "delete_file", {"path": "a"}))]),
+            tools=[files.tool()],
+            callbacks=[AskFirst()],
+        )
+    )
+    interrupt = interrupt_of(post(agui_app(runner), run_input("clean up")).frames)
+    other = agui_app(runner, user_id="mallory")
+    answer = post(other, resume_input([(interrupt["id"], {"decision": "approve"})]))
+    assert answer.status == 409
+    assert files.deleted == []
+
+
+def test_a_run_paused_by_another_runner_on_the_same_file_resumes_here(tmp_path: Path) -> None:
+    """With ``SQLiteSessionStore``, a run one runner paused (as another process would) is
+    resumed by an endpoint over another runner on the same file; the state is the store's."""
+    files = Files()
+    model = ScriptedModel(
+        [calling(ToolCall("c1", "delete_file", {"path": "a.txt"})), "All cleaned up."]
+    )
+    agent = Agent("files", model, tools=[files.tool()], callbacks=[AskFirst()])
+    path = tmp_path / "sessions.db"
+    with Runner(agent, sessions=SQLiteSessionStore(path)) as first:
+        paused = first.run("clean up", session_id="t1")
+    assert paused.status == "paused"
+    interrupt = f"{paused.run_id}/{paused.pending[0].id}"
+    with Runner(agent, sessions=SQLiteSessionStore(path)) as second:
+        answer = post(agui_app(second), resume_input([(interrupt, {"decision": "approve"})]))
+    assert answer.status == 200, answer.text
+    assert answer.last["result"] == "All cleaned up."
+    assert files.deleted == ["a.txt"]
+    assert problems(answer.text) == []
+
+
+def test_a_sub_agents_text_is_a_message_of_its_own() -> None:
+    """A sub-agent's streamed answer is its own text message, inside its parent's call."""
+    helper = Agent("helper", ScriptedModel(["from the helper"], chunk_size=4), description="Help.")
+    model = ScriptedModel(
+        [calling(ToolCall("c1", "helper", {"request": "help"})), "Done."], chunk_size=4
+    )
+    app = agui_app(Runner(Agent("boss", model, sub_agents=[helper])))
+    answer = post(app, run_input("go"))
+    texts: dict[str, str] = {}
+    for frame in answer.frames:
+        if frame["type"] == "TEXT_MESSAGE_CONTENT":
+            texts[frame["messageId"]] = texts.get(frame["messageId"], "") + frame["delta"]
+    assert list(texts.values()) == ["from the helper", "Done."]
+    assert problems(answer.text) == []
+
+
+def test_a_stopped_run_finishes_saying_why() -> None:
+    """A run a callback stopped ends with RUN_FINISHED whose metadata says stopped and why."""
+
+    class Stop:
+        def before_model(self, ctx: ModelContext, /) -> Any:
+            raise StopRun("closed for today")
+
+    app = agui_app(Runner(Agent("shop", ScriptedModel(default="hi"), callbacks=[Stop()])))
+    answer = post(app, run_input("hi"))
+    assert answer.types == ["RUN_STARTED", "CUSTOM", "RUN_FINISHED"]
+    (hook,) = answer.custom("hookline.hook")
+    assert (hook["point"], hook["outcome"]) == ("before_model", "raised")
+    assert hook["error"] == "StopRun: closed for today"
+    hookline = answer.last["metadata"]["hookline"]
+    assert (hookline["status"], hookline["stopReason"]) == ("stopped", "closed for today")
+    assert problems(answer.text) == []
 
 
 # -- over a real socket ----------------------------------------------------------------
