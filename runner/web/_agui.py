@@ -107,7 +107,7 @@ class AGUIApp:
         await asyncio.to_thread(place_history, store, self._user_id, given.thread_id, history)
         if isinstance(self.runner, DurableRunner):
             run = self.runner.arun(message, user_id=self._user_id, session_id=given.thread_id)
-            return await _durable(translator, run)
+            return await _durable(translator, run, self.runner.agent.name)
         hooks: list[HookEvent] = []
         events = self.runner.stream(
             message,
@@ -133,7 +133,8 @@ class AGUIApp:
             raise Refusal(409, msg)
         chosen = decisions(state, entries)
         if isinstance(self.runner, DurableRunner):
-            return await _durable(translator, self.runner.aresume(state, chosen))
+            resumed = self.runner.aresume(state, chosen)
+            return await _durable(translator, resumed, self.runner.agent.name)
         hooks: list[HookEvent] = []
         events = self.runner.resume_stream(
             state,
@@ -236,7 +237,7 @@ async def _started(
     return _Served(translator, translator.started(first), events, hooks)
 
 
-async def _durable(translator: Translator, run: Awaitable[RunResult]) -> _Served:
+async def _durable(translator: Translator, run: Awaitable[RunResult], agent: str) -> _Served:
     """A durable run, once it ended: its recorded events (``Refusal`` for a refused
     resume, before anything ran)."""
     try:
@@ -244,14 +245,14 @@ async def _durable(translator: Translator, run: Awaitable[RunResult]) -> _Served
     except (InvalidDecisions, ResumeRefused, SessionBusy, SessionConflict) as exc:
         raise _refusal(exc) from exc
     except Exception as exc:  # the run failed: the client hears why
-        opening = translator.started(RunStartedEvent(run_id="", session_id="", agent="", time=0.0))
+        opening = translator.started(RunStartedEvent(run_id="", session_id="", agent=agent, time=0))
         return _Served(translator, opening, closing=translator.failed(exc))
     now = time.time()
     opening = translator.started(
-        RunStartedEvent(run_id=done.run_id, session_id=done.session_id, agent="", time=now)
+        RunStartedEvent(run_id=done.run_id, session_id=done.session_id, agent=agent, time=now)
     )
     recorded = (*done.events, HooklineFinished(result=done, time=now))
-    return _Served(translator, opening, closing="".join(map(translator.event, recorded)))
+    return _Served(translator, opening, closing="".join(map(translator.recorded, recorded)))
 
 
 async def _stream(receive: Receive, send: Send, served: _Served) -> None:

@@ -172,6 +172,14 @@ class Translator:
                 frames = ""
         return frames
 
+    def recorded(self, event: StreamEvent) -> str:
+        """``event``'s frames when it comes from a run's record, which holds no text pieces:
+        each model answer's text is a message, whole."""
+        frames = self.event(event)
+        if type(event) is ModelResponseEvent:
+            frames += self._whole((event.branch, None), event.response.text)
+        return frames
+
     def hook(self, event: HookEvent) -> str:
         """``hookline.hook`` for a dispatch a callback decided (``""`` for one none did)."""
         if event.callback is None:
