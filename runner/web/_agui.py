@@ -90,6 +90,8 @@ class AGUIApp:
             if scope["method"] != "POST":
                 raise Refusal(405, f"POST a RunAgentInput here, not {scope['method']}")
             given = _parse(await _body(receive, self._max_body))
+            if not given.thread_id or not given.run_id:
+                raise Refusal(422, "threadId and runId must be non-empty")
             translator = Translator(given.thread_id, given.run_id, self._spec)
             served = await (
                 self._resume(given, translator) if given.resume else self._run(given, translator)

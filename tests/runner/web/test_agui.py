@@ -388,6 +388,8 @@ def test_client_tools_are_refused() -> None:
         (b"[1, 2]", 422, "must be a RunAgentInput object, got list"),
         (b'{"threadId": "t"}', 422, "runId: Field required"),
         (b'{"threadId": 1, "runId": "r", "messages": []}', 422, "threadId"),
+        (b'{"threadId": "", "runId": "r", "messages": []}', 422, "must be non-empty"),
+        (b'{"threadId": "t", "runId": "", "messages": []}', 422, "must be non-empty"),
     ],
 )
 def test_a_body_that_is_no_run_agent_input_is_refused(raw: bytes, status: int, said: str) -> None:
