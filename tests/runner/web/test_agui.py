@@ -21,6 +21,7 @@ from ag_ui_validate.transport import TransportOptions, validate_endpoint
 
 from hooks import (
     Cont,
+    Halt,
     ModelContext,
     Outcome,
     PausableResult,
@@ -32,6 +33,7 @@ from hooks import (
     Success,
     ToolContext,
     ToolResult,
+    shadow,
 )
 from runner import (
     Agent,
@@ -220,6 +222,28 @@ def test_a_replaced_streamed_answer_is_discarded_by_message_id() -> None:
     assert discard["reason"] == "replaced"
     assert answer.text_of() == "rude wordsCertainly."
     assert answer.last["result"] == "Certainly."
+    assert problems(answer.text) == []
+
+
+class Strict:
+    """A candidate policy: would halt every delete."""
+
+    def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext] | Halt[ToolResult]:
+        """Halt a delete."""
+        return Halt(ToolResult("deletes are off", is_error=True))
+
+
+def test_a_shadows_differing_verdict_is_a_hookline_shadow_event() -> None:
+    """Where a shadow would have decided otherwise, a hookline.shadow event says so; the
+    live chain's decision stands."""
+    files = Files()
+    model = ScriptedModel([calling(ToolCall("c1", "delete_file", {"path": "a"})), "ok"])
+    agent = Agent("files", model, tools=[files.tool()], callbacks=[shadow(Strict())])
+    answer = post(agui_app(Runner(agent)), run_input("clean up"))
+    (verdict,) = answer.custom("hookline.shadow")
+    assert (verdict["point"], verdict["live"], verdict["would"]) == ("before_tool", "cont", "halt")
+    assert (verdict["callback"], verdict["callId"]) == ("Strict instance", "c1")
+    assert files.deleted == ["a"]
     assert problems(answer.text) == []
 
 
