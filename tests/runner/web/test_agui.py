@@ -225,6 +225,16 @@ def test_a_replaced_streamed_answer_is_discarded_by_message_id() -> None:
     assert problems(answer.text) == []
 
 
+def test_held_by_default_a_replaced_answer_never_shows() -> None:
+    """Under the default hold an agent with an output guard streams only the answer the
+    guard passed: the replacement, no discard."""
+    agent = Agent("polite", ScriptedModel(["rude words"], chunk_size=4), callbacks=[Polite()])
+    answer = post(agui_app(Runner(agent)), run_input("hi"))
+    assert answer.text_of() == "Certainly."
+    assert answer.custom("hookline.discard") == []
+    assert problems(answer.text) == []
+
+
 class Strict:
     """A candidate policy: would halt every delete."""
 
