@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,anthropic,schema,otel,dbos,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,anthropic,schema,otel,dbos,mcp,web]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -68,6 +68,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.anthropic_adapter
 	$(BIN)/python -m benchmarks.mcp
 	$(BIN)/python -m benchmarks.matchers
+	$(BIN)/python -m benchmarks.agui
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.
