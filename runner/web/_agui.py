@@ -164,9 +164,9 @@ def agui_app(
     """An ASGI app serving ``runner``'s agent to AG-UI clients (see the module docs).
 
     Runs are ``user_id``'s; an AG-UI thread is the session of that id. ``hold`` is
-    ``Runner.stream``'s. ``hook_events`` observes each run to send the hook decisions as
-    ``hookline.hook`` events: a run paused so resumes with an observer (as this endpoint
-    and the inbox do; in Python, ``callbacks=[observing(...)]``). ``max_body`` caps a
+    ``Runner.stream``'s. ``hook_events`` observes each run (``observing``, which a
+    paused run does not record: any resume may go on without it) to send the hook
+    decisions as ``hookline.hook`` events. ``max_body`` caps a
     request's bytes. The app checks no token: mount it behind the inbox app's guard or
     your own.
     """
