@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from ag_ui.core import (
     AssistantMessage,
@@ -134,4 +134,4 @@ def _call(call_id: str, name: str, arguments: str, where: str) -> ToolCall:
         raise Refusal(422, f"{where}: tool call {call_id!r} arguments are not JSON: {exc}") from exc
     if not isinstance(args, dict):
         raise Refusal(422, f"{where}: tool call {call_id!r} arguments must be a JSON object")
-    return ToolCall(call_id, name, args)
+    return ToolCall(call_id, name, cast("dict[str, Any]", args))

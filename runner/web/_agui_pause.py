@@ -17,7 +17,7 @@ A resume entry of status ``"cancelled"`` rejects its request.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ag_ui.core import Interrupt, ResumeEntry
 
@@ -130,10 +130,10 @@ def _decision(request: PendingRequest, entry: ResumeEntry) -> Decision:
         return Reject(_CANCELLED)
     payload: object = entry.payload
     where = f"resume: interrupt {entry.interrupt_id}"
-    if not isinstance(payload, Mapping) or not all(isinstance(k, str) for k in payload):
+    if not _is_object(payload):
         msg = f"{where}: the payload must be a JSON object, got {type(payload).__name__}"
         raise Refusal(422, msg)
-    answer: Mapping[str, Any] = payload
+    answer = cast("Mapping[str, Any]", payload)
     if request.kind == "input":
         return Respond(answer)
     kind = answer.get("decision")
@@ -147,10 +147,18 @@ def _decision(request: PendingRequest, entry: ResumeEntry) -> Decision:
         return Approve()
     if kind == "edit":
         args: object = answer.get("args")
-        if not isinstance(args, Mapping) or not all(isinstance(k, str) for k in args):
+        if not _is_object(args):
             raise Refusal(422, f"{where}: an edit needs args, a JSON object")
-        return Edit(args)
+        return Edit(cast("Mapping[str, Any]", args))
     message: object = answer.get("message", "rejected in the AG-UI client")
     if not isinstance(message, str):
         raise Refusal(422, f"{where}: a rejection's message must be a string")
     return Reject(message)
+
+
+def _is_object(value: object) -> bool:
+    """Whether ``value`` is a JSON object: a mapping whose keys are all strings."""
+    if not isinstance(value, Mapping):
+        return False
+    keys: Mapping[object, object] = cast("Mapping[object, object]", value)
+    return all(isinstance(key, str) for key in keys)
