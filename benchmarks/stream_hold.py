@@ -85,7 +85,7 @@ async def one(runner: Runner, hold: object) -> tuple[float, float, str]:
     first = 0.0
     shown: list[str] = []
     output = ""
-    async for event in runner.stream("go", hold=hold):  # type: ignore[arg-type]  # checked
+    async for event in runner.stream("go", hold=hold):  # type: ignore[call-overload]  # checked
         if isinstance(event, TextDelta):
             if not shown:
                 first = time.perf_counter() - start
