@@ -396,9 +396,15 @@ class Runner(Generic[Deps, Out]):
         ``TextDelta``), ``"none"`` / ``None`` as they are generated, an int ``N`` each
         time ``after_model`` has passed the text so far, checked every ``N``
         characters; ``"auto"`` (the default) holds the pieces of the agents with an
-        ``after_model`` hook, as ``"output"``. Anything else raises ``TypeError`` /
-        ``ValueError`` when the stream starts. The arguments are checked as the stream
-        starts (on the first item asked for), as every error of the run comes.
+        ``after_model`` hook (or ``after_output``, for an agent with an
+        ``output_type``), as ``"output"``. Held, the final answer of an agent with an
+        ``output_type`` whose callbacks define ``after_output`` or ``on_output_error``
+        goes out once validated and passed by ``after_output`` unchanged; a value a hook
+        gave goes out as one ``TextDelta`` of its JSON, a refused or retried answer
+        never (such an agent's ``N`` holds as ``"output"``). Any other ``hold`` raises
+        ``TypeError`` / ``ValueError`` when the stream starts. The arguments are checked
+        as the stream starts (on the first item asked for), as every error of the run
+        comes.
 
         ``deps`` as in ``arun``: given to the tools that take a ``RunContext`` and to
         hooks, never saved; deps that are not the agent's ``deps_type`` raise

@@ -21,10 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hooks import (
+    BeforeResult,
     Cont,
     ErrorResult,
     Failure,
     Fallback,
+    Halt,
+    ModelContext,
     Outcome,
     OutputContext,
     Pause,
@@ -438,3 +441,24 @@ def test_a_native_json_stream_waits_for_the_output_guard(
     assert len(pieces) > 1  # the model's own pieces, not one replacement
     assert ("output_error", misfit) in log
     assert shown_after(log, ("after_output", fit))
+
+
+def test_a_before_model_halt_s_answer_waits_for_the_output_guard_too() -> None:
+    """A ``before_model`` halt's answer is a final answer: shown after ``after_output``,
+    as the JSON of the value it passed or put in its place."""
+
+    class Cached:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        def before_model(self, ctx: ModelContext, /) -> BeforeResult[ModelContext, ModelResponse]:
+            return Halt(ModelResponse(self.text))
+
+    for text, value in (('{"x": 1, "y": 1}', Point(1, 1)), ('{"x": 13, "y": 1}', Point(0, 0))):
+        log: Log = []
+        model = NativePieces(log, [])
+        agent = Agent("geo", model, output_type=Point, callbacks=[Cached(text), OutputGuard(log)])
+        events = consume(Runner(agent), log, hold="output")
+        assert finished(events) == value
+        assert shown(events) == [json.dumps(dataclasses.asdict(value), separators=(",", ":"))]
+        assert shown_after(log, ("after_output", json.dumps(json.loads(text))))
