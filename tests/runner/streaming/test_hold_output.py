@@ -50,6 +50,7 @@ from runner import (
     RetryPolicy,
     RunFinishedEvent,
     Runner,
+    ScriptedModel,
     StreamEvent,
     TextDelta,
     ToolCall,
@@ -462,3 +463,46 @@ def test_a_before_model_halt_s_answer_waits_for_the_output_guard_too() -> None:
         assert finished(events) == value
         assert shown(events) == [json.dumps(dataclasses.asdict(value), separators=(",", ":"))]
         assert shown_after(log, ("after_output", json.dumps(json.loads(text))))
+
+
+class Keyed(NativePieces):
+    """``NativePieces`` answering each request by its last message: ``answers[text]``."""
+
+    def __init__(self, log: Log, answers: dict[str, ModelResponse]) -> None:
+        super().__init__(log, [])
+        self.by_message = answers
+
+    async def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
+        """The answer to the request's last message, in pieces."""
+        for chunk in self._pieces(self.by_message[request.messages[-1].content]):
+            yield chunk
+            await asyncio.sleep(0)
+
+
+def test_concurrent_typed_sub_agent_calls_each_wait_for_their_own_guard() -> None:
+    """Two calls of a typed sub-agent at once: the passed one shows its pieces under its
+    call, the replaced one only its replacement's JSON under its own."""
+    log: Log = []
+    geo = Agent(
+        "geo",
+        Keyed(log, {"first": answer(1, 2), "second": answer(13, 5)}),
+        output_type=Point,
+        callbacks=[OutputGuard(log)],
+    )
+    twice = ModelResponse(
+        tool_calls=(
+            ToolCall("c1", "geo", {"request": "first"}),
+            ToolCall("c2", "geo", {"request": "second"}),
+        )
+    )
+    root = Agent("root", ScriptedModel([twice, "Both placed."]), sub_agents=[geo])
+    events = consume(Runner(root), log)
+    assert finished(events) == "Both placed."
+    texts: dict[str | None, list[str]] = {}
+    for event in events:
+        if isinstance(event, TextDelta):
+            texts.setdefault(event.call_id, []).append(event.text)
+    assert "".join(texts["c1"]) == answer(1, 2).text
+    assert len(texts["c1"]) > 1
+    assert texts["c2"] == ['{"x":0,"y":0}']
+    assert not [event for event in events if isinstance(event, AttemptDiscardedEvent)]
