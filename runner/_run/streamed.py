@@ -17,6 +17,11 @@ its ``Streamed`` once the stream hooks passed them; the guarded operation lets t
 characters, the text so far is shown to ``after_model`` as a partial answer each time
 it has grown by ``N``, and what was held goes out when the check passes it unchanged;
 from its first tool-call piece on, an attempt waits for its whole answer.
+
+A held final answer of an agent whose typed answer has an output guard (``after_output``
+or ``on_output_error``) waits longer, on a ``Waiting`` the turn's loop keeps: once the
+answer was validated and ``after_output`` decided, ``settle_output`` lets its deltas out,
+shows the value a hook gave in its place, or drops them.
 """
 
 from __future__ import annotations

@@ -12,7 +12,12 @@
   grown by ``N`` characters since the last check, ``after_model`` is dispatched over the
   text so far (``ModelResponse(text, finish_reason=PARTIAL)``); when it passes that text
   unchanged, what was held goes out. A check that changes or fails it holds the rest
-  of the attempt until ``after_model`` has seen the whole answer.
+  of the attempt until ``after_model`` has seen the whole answer. An agent whose typed
+  answer has an output guard holds as ``"output"`` (no partial check passes a value).
+
+Held, the final answer of an agent with an ``output_type`` whose callbacks define
+``after_output`` or ``on_output_error`` also waits for validation and ``after_output``
+(``runner._run.streamed.Waiting``).
 
 Resolved here to what the loop reads: ``None`` (no hold), ``0`` (hold until the answer
 passed), ``N`` (check every ``N`` characters) or ``AUTO`` (decided per agent,
