@@ -27,6 +27,7 @@ from hooks import (
     Failure,
     Fallback,
     Halt,
+    InvalidCallbacks,
     ModelContext,
     Outcome,
     OutputContext,
@@ -34,6 +35,7 @@ from hooks import (
     Result,
     Retry,
     Success,
+    audit,
     guard,
     matched,
     shadow,
@@ -293,6 +295,15 @@ def test_auto_does_not_hold_for_a_shadow_or_another_agent_s_guard() -> None:
         agent = Agent("geo", model, output_type=Point, callbacks=[placed])
         consume(Runner(agent), log)
         assert log.index(("shown", '{"x')) < log.index(("piece", "}"))
+
+
+def test_an_audit_callback_cannot_bring_an_after_output_to_hold_on() -> None:
+    """The audit tier observes only: a callback there with ``after_output`` is refused
+    when the runner is made, so it never decides how a stream holds."""
+    placed = audit(OutputGuard([]))  # type: ignore[call-overload]  # the checkers refuse it too
+    agent = Agent("geo", NativePieces([], []), output_type=Point, callbacks=[placed])
+    with pytest.raises(InvalidCallbacks, match="audit callback only observes"):
+        Runner(agent)
 
 
 def test_an_untyped_agent_s_after_output_does_not_hold() -> None:
