@@ -14,7 +14,10 @@ run"), the median of ``--repeat`` runs, over three models:
 * ``paced``: the same pieces, one every ``--pace`` milliseconds, as a model generating
   at that speed sends them;
 * ``loopback``: ``OpenAIResponsesModel`` streaming ``--pieces`` text events from the test
-  suite's Responses server on 127.0.0.1 (``tests/helpers/responses_server.py``).
+  suite's Responses server on 127.0.0.1 (``tests/helpers/responses_server.py``);
+* ``typed`` and ``typed, paced``: an agent with ``output_type=Note`` answering natively
+  (JSON of the same length, in 4-character pieces), the guard an ``after_output`` too: held,
+  the pieces wait for validation and ``after_output``, and ``hold=N`` holds as ``"output"``.
 
 Held, the first text comes once the whole answer has: the time to generate it, plus
 the guard. Before timing, each mode's text is checked to join to the answer.
@@ -24,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import json
 import statistics
 import time
 from collections.abc import AsyncIterator
@@ -39,6 +44,7 @@ from runner import (
     ModelRequest,
     ModelResponse,
     OpenAIResponsesModel,
+    OutputContext,
     RunFinishedEvent,
     Runner,
     TextDelta,
@@ -54,8 +60,13 @@ class Pieces:
 
     def __init__(self, n: int, pace: float = 0.0) -> None:
         self.pace = pace
-        self.pieces = ["abcd"] * n
+        self.pieces = self.split("abcd" * n)
         self.response = ModelResponse("".join(self.pieces))
+
+    @staticmethod
+    def split(text: str) -> list[str]:
+        """``text`` in 4-character pieces."""
+        return [text[start : start + 4] for start in range(0, len(text), 4)]
 
     def generate(self, request: ModelRequest, /) -> ModelResponse:
         """The whole answer (unused by streamed runs)."""
@@ -69,13 +80,36 @@ class Pieces:
         yield self.response
 
 
+class TypedPieces(Pieces):
+    """``Pieces`` answering natively (``native_output``) a ``Note`` as compact JSON: the
+    same characters as ``Pieces(n)``'s, quoted, in 4-character pieces."""
+
+    native_output = True
+
+    def __init__(self, n: int, pace: float = 0.0) -> None:
+        super().__init__(n, pace)
+        self.pieces = self.split(json.dumps({"text": "abcd" * (n - 3)}, separators=(",", ":")))
+        self.response = ModelResponse("".join(self.pieces))
+
+
+@dataclasses.dataclass
+class Note:
+    """The typed answer of the typed rows."""
+
+    text: str
+
+
 class Guard:
-    """An output guard that passes every answer on."""
+    """An output guard that passes every answer on (and, for a typed agent, its value)."""
 
     def after_model(
         self, outcome: Outcome[ModelResponse], ctx: ModelContext, /
     ) -> Result[ModelResponse, Exception]:
         """Pass it on."""
+        return outcome
+
+    def after_output(self, outcome: Outcome[Any], ctx: OutputContext, /) -> Result[Any, Exception]:
+        """Pass the typed value on."""
         return outcome
 
 
@@ -85,13 +119,14 @@ async def one(runner: Runner, hold: object) -> tuple[float, float, str]:
     first = 0.0
     shown: list[str] = []
     output = ""
-    async for event in runner.stream("go", hold=hold):  # type: ignore[arg-type]  # checked
+    async for event in runner.stream("go", hold=hold):  # type: ignore[call-overload]  # checked
         if isinstance(event, TextDelta):
             if not shown:
                 first = time.perf_counter() - start
             shown.append(event.text)
         elif isinstance(event, RunFinishedEvent):
-            output = event.result.output
+            answer = event.result.response
+            output = "" if answer is None else answer.text
     whole = time.perf_counter() - start
     text = "".join(shown)
     if text != output:
@@ -100,10 +135,13 @@ async def one(runner: Runner, hold: object) -> tuple[float, float, str]:
     return first, whole, text
 
 
-async def measure(model: Any, repeat: int, every: int) -> dict[str, tuple[float, float]]:
+async def measure(
+    model: Any, repeat: int, every: int, output_type: type | None = None
+) -> dict[str, tuple[float, float]]:
     """Per hold mode, the median seconds to the first text and to the end."""
     holds: dict[str, object] = {"none": None, "every": every, "output": "output"}
-    with Runner(Agent("a", model, callbacks=[Guard()])) as runner:
+    agent = Agent("a", model, callbacks=[Guard()], output_type=output_type)
+    with Runner(agent) as runner:
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in HOLDS}
         await one(runner, None)  # warm up
         for _ in range(repeat):
@@ -171,6 +209,12 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(loopback(pieces, repeat, args.every)),
         args.every,
     )
+    typed = asyncio.run(measure(TypedPieces(pieces), repeat, args.every, Note))
+    report(
+        "typed (output_type=Note, after_output too; each piece one loop turn)", typed, args.every
+    )
+    paced = asyncio.run(measure(TypedPieces(pieces, pace), repeat, args.every, Note))
+    report(f"typed, paced (a piece every {pace * 1e3:g} ms)", paced, args.every)
     return 0
 
 

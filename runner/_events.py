@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeAlias
+from typing import Generic, Literal, TypeAlias
 
 from typing_extensions import TypeVar
 
@@ -312,12 +312,14 @@ class RunStartedEvent:
 
 @slot_init
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunFinishedEvent:
-    """The last event of a streamed run: ``result`` is what ``arun`` would return."""
+class RunFinishedEvent(Generic[Out]):
+    """The last event of a streamed run: ``result`` is what ``arun`` would return (its
+    ``output`` of the agent's ``output_type``, ``str`` without one)."""
 
-    result: RunResult[Any]
+    result: RunResult[Out]
     time: float
 
 
-StreamEvent: TypeAlias = RunStartedEvent | Event | TextDelta | ToolCallDelta | RunFinishedEvent
-"""What ``Runner.stream`` yields: the run's record as it happens, with the deltas."""
+StreamEvent: TypeAlias = RunStartedEvent | Event | TextDelta | ToolCallDelta | RunFinishedEvent[Out]
+"""What ``Runner.stream`` yields: the run's record as it happens, with the deltas;
+``StreamEvent[T]`` for a run of an agent whose ``output_type`` is ``T``."""

@@ -346,6 +346,18 @@ class Runner(Generic[Deps, Out]):
         finally:
             await self._launcher.afinish(run)
 
+    @overload
+    def stream(
+        self: Runner[None, Out],
+        message: str | Message,
+        *,
+        user_id: str = "user",
+        session_id: str | None = None,
+        callbacks: Callbacks = (),
+        hold: Hold = "auto",
+        deps: None = None,
+    ) -> AsyncGenerator[StreamEvent[Out], None]: ...
+    @overload
     def stream(
         self,
         message: str | Message,
@@ -354,7 +366,18 @@ class Runner(Generic[Deps, Out]):
         session_id: str | None = None,
         callbacks: Callbacks = (),
         hold: Hold = "auto",
-    ) -> AsyncGenerator[StreamEvent, None]:
+        deps: Deps,
+    ) -> AsyncGenerator[StreamEvent[Out], None]: ...
+    def stream(
+        self,
+        message: str | Message,
+        *,
+        user_id: str = "user",
+        session_id: str | None = None,
+        callbacks: Callbacks = (),
+        hold: Hold = "auto",
+        deps: Any = None,
+    ) -> AsyncGenerator[StreamEvent[Out], None]:
         """``arun`` as it happens: an async iterator of the run's events, in order.
 
         ``RunStartedEvent`` first; then every event the run records, as it records it,
@@ -373,20 +396,43 @@ class Runner(Generic[Deps, Out]):
         ``TextDelta``), ``"none"`` / ``None`` as they are generated, an int ``N`` each
         time ``after_model`` has passed the text so far, checked every ``N``
         characters; ``"auto"`` (the default) holds the pieces of the agents with an
-        ``after_model`` hook, as ``"output"``. Anything else raises ``TypeError`` /
-        ``ValueError`` when the stream starts. The arguments are checked as the stream
-        starts (on the first item asked for), as every error of the run comes.
+        ``after_model`` hook (or ``after_output``, for an agent with an
+        ``output_type``), as ``"output"``. Held, the final answer of an agent with an
+        ``output_type`` whose callbacks define ``after_output`` or ``on_output_error``
+        goes out once validated and passed by ``after_output`` unchanged; a value a hook
+        gave goes out as one ``TextDelta`` of its JSON, a refused or retried answer
+        never (such an agent's ``N`` holds as ``"output"``). Any other ``hold`` raises
+        ``TypeError`` / ``ValueError`` when the stream starts. The arguments are checked
+        as the stream starts (on the first item asked for), as every error of the run
+        comes.
+
+        ``deps`` as in ``arun``: given to the tools that take a ``RunContext`` and to
+        hooks, never saved; deps that are not the agent's ``deps_type`` raise
+        ``TypeError`` when the stream starts, before any event.
         """
 
         async def start(
             channel: Channel,
-        ) -> tuple[Run, Callable[[], Coroutine[Any, Any, RunResult]]]:
+        ) -> tuple[Run, Callable[[], Coroutine[Any, Any, RunResult[Any]]]]:
             text = as_message(message)
+            check_deps(self.agent, deps, "stream")
             run = await self._launcher.astart(text, user_id, session_id, callbacks, channel=channel)
+            run.deps = deps
             return run, lambda: run.run(self._root, text)
 
         return self._events(start, hold)
 
+    @overload
+    def resume_stream(
+        self: Runner[None, Out],
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        *,
+        callbacks: Callbacks = (),
+        hold: Hold = "auto",
+        deps: None = None,
+    ) -> AsyncGenerator[StreamEvent[Out], None]: ...
+    @overload
     def resume_stream(
         self,
         state: RunState,
@@ -394,7 +440,17 @@ class Runner(Generic[Deps, Out]):
         *,
         callbacks: Callbacks = (),
         hold: Hold = "auto",
-    ) -> AsyncGenerator[StreamEvent, None]:
+        deps: Deps,
+    ) -> AsyncGenerator[StreamEvent[Out], None]: ...
+    def resume_stream(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        *,
+        callbacks: Callbacks = (),
+        hold: Hold = "auto",
+        deps: Any = None,
+    ) -> AsyncGenerator[StreamEvent[Out], None]:
         """``aresume`` as it happens: the resumed run's events, as ``stream`` yields a run's.
 
         ``RunStartedEvent`` (the paused run's id and session) first, ``RunFinishedEvent``
@@ -402,14 +458,17 @@ class Runner(Generic[Deps, Out]):
         going on (an approved or edited call runs, a rejected one answers with its error
         result), then the model turns after them. ``hold`` as in ``stream``. A refusal
         (``InvalidDecisions``, ``ResumeRefused``, as ``resume`` refuses) is raised when
-        the stream starts, before any event; nothing runs and nothing is saved.
+        the stream starts, before any event; nothing runs and nothing is saved. ``deps``
+        are given again, as to ``aresume`` (a paused state holds none).
         """
 
         async def start(
             channel: Channel,
-        ) -> tuple[Run, Callable[[], Coroutine[Any, Any, RunResult]]]:
+        ) -> tuple[Run, Callable[[], Coroutine[Any, Any, RunResult[Any]]]]:
+            check_deps(self.agent, deps, "resume_stream")
             paused, every = checked_decisions(self._root, state, decisions)
             run = await self._launcher.aresumed(paused, every, callbacks, channel=channel)
+            run.deps = deps
             return run, lambda: run.resume(self._root, paused)
 
         return self._events(start, hold)
@@ -417,16 +476,16 @@ class Runner(Generic[Deps, Out]):
     async def _events(
         self,
         start: Callable[
-            [Channel], Awaitable[tuple[Run, Callable[[], Coroutine[Any, Any, RunResult]]]]
+            [Channel], Awaitable[tuple[Run, Callable[[], Coroutine[Any, Any, RunResult[Any]]]]]
         ],
         hold: object,
-    ) -> AsyncGenerator[StreamEvent, None]:
+    ) -> AsyncGenerator[StreamEvent[Out], None]:
         """The events of the run ``start`` makes (with the channel it streams into), from
         its start to its finish, the run stepped by the stream."""
         channel = Channel(hold=checked_hold(hold))
         launcher = self._launcher
         run, body = await start(channel)
-        outcome: Outcome[RunResult] = Outcome()
+        outcome: Outcome[RunResult[Any]] = Outcome()
         steps = trampoline(body, channel, outcome)
         try:
             yield RunStartedEvent(

@@ -18,7 +18,9 @@ first through ``before_X`` again when the retry changed what will run) -> ``afte
 - In a streamed run that holds the model's text (``runner._streaming.hold``), an
   attempt's deltas go out once ``after_model`` passed its answer unchanged; any other
   answer of the model call (a halt, a fallback, a replacement) goes out instead, as one
-  ``TextDelta``, after the announcement to discard what a partial check let out.
+  ``TextDelta``, after the announcement to discard what a partial check let out. A
+  final answer of an agent whose typed answer has an output guard waits for that guard
+  instead (``runner._run.streamed.Waiting``).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ from runner._pause.pending import Paused
 from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.settings import Settings
-from runner._run.streamed import Streamed, release
+from runner._run.streamed import Streamed, Waiting, release
 from runner._run.tracer import Tracer
 from runner._streaming.channel import Channel
 from runner._streaming.hold import hold_for
@@ -140,6 +142,7 @@ async def guarded(
     execute: Callable[[C, Streamed | None], Coroutine[Any, Any, Outcome[T]]],
     record: Record,
     call_id: str | None = None,
+    waiting: Waiting | None = None,
 ) -> tuple[Outcome[T], C]:
     """Run one operation under its hooks; its final outcome and the context that ran last.
 
@@ -149,13 +152,18 @@ async def guarded(
     attempt streams into a ``Streamed`` of its own, made here and handed to ``execute``
     (``None`` otherwise); its deltas name ``call_id``, the parent's call the agent's
     turn answers.
+
+    With ``waiting`` (a streamed model call of an agent whose typed answer has an output
+    guard), a held final answer is not let out here: ``waiting`` keeps it for the loop,
+    which lets it out once the output guard passed it (``settle_output``). Such an
+    agent's ``hold=N`` holds as ``"output"``: no partial check can pass a typed value.
     """
     channel = settings.channel if op.name == "model" else None
-    hold = None if channel is None else hold_for(channel.hold, plan.compiled)
+    hold, waiting = _holding(channel, plan, waiting)
     decision = await plan.before(op.before, ctx, record)
     match decision:
         case Halt(value):
-            _show(channel, hold, plan, call_id, Success(value))
+            _halted(channel, hold, plan, call_id, waiting=waiting, value=value)
             return Success(value), ctx
         case Pause(reason):
             raise Paused(reason, call=ctx.call)  # type: ignore[attr-defined]  # only before_tool
@@ -203,7 +211,7 @@ async def guarded(
             settings, plan, op, ctx, outcome, attempt=one, record=record, standing=standing
         )
         if isinstance(ended, Halt):  # a changed retry met a guard that halted it
-            _show(channel, hold, plan, call_id, Success(ended.value))
+            _halted(channel, hold, plan, call_id, waiting=waiting, value=ended.value)
             return Success(ended.value), ctx
         outcome = ended
     after = await plan.after(op.after, outcome, ctx, record)
@@ -229,6 +237,7 @@ async def guarded(
             after=after,
             hold=hold,
             call_id=call_id,
+            waiting=waiting,
         )
     return after, ctx
 
@@ -243,21 +252,67 @@ def _settle(
     after: Outcome[T],
     hold: int | None,
     call_id: str | None,
+    waiting: Waiting | None,
 ) -> None:
     """A streamed model call has its answer: the attempt's held deltas go out when the
     answer is the text it streamed, which ``after_model`` left as it was; else the
-    stream is told to discard what it showed, and, holding, is shown the answer."""
+    stream is told to discard what it showed, and, holding, is shown the answer. A
+    final answer ``waiting`` takes is kept for the output guard instead of shown."""
     text = _text(after)
+    waits = type(after) is Success and _waits(waiting, after.unwrap())
     if standing:
         last = standing[-1]
         if text == "".join(last.text) and (
             after is outcome or (type(after) is Success and after == outcome)
         ):
-            release(channel, last)
+            if waits:
+                assert waiting is not None  # it took the answer
+                waiting.streamed = last
+                standing.clear()
+            else:
+                release(channel, last)
             return
         if text != "".join(last.text) or hold is not None:
             _discard(plan, record, standing, "replaced")  # the answer is not what was streamed
-    _show(channel, hold, plan, call_id, after)
+    if not waits:
+        _show(channel, hold, plan, call_id, after)
+
+
+def _holding(
+    channel: Channel | None, plan: Plan, waiting: Waiting | None
+) -> tuple[int | None, Waiting | None]:
+    """How a model call's attempts hold (``None`` outside a stream), and the ``waiting``
+    that keeps its final answer, if it holds: an agent whose typed answer has an output
+    guard holds as ``"output"``, whatever ``N`` it was given."""
+    if channel is None:
+        return None, None
+    hold = hold_for(channel.hold, plan.compiled, typed=plan.agent.output is not None)
+    if hold is None:
+        return None, None  # nothing is held: the pieces go out as they come
+    return (hold, None) if waiting is None else (0, waiting)
+
+
+def _halted(
+    channel: Channel | None,
+    hold: int | None,
+    plan: Plan,
+    call_id: str | None,
+    *,
+    waiting: Waiting | None,
+    value: T,
+) -> None:
+    """A guard halted the model call with ``value``: shown to a held stream, or kept
+    by ``waiting`` for the output guard when it is a final answer."""
+    if not _waits(waiting, value):
+        _show(channel, hold, plan, call_id, Success(value))
+
+
+def _waits(waiting: Waiting | None, answer: object) -> bool:
+    """Whether ``waiting`` takes ``answer`` (a final answer), no held attempt its own yet."""
+    if waiting is None or not isinstance(answer, ModelResponse) or not waiting.is_final(answer):
+        return False
+    waiting.wait(None)
+    return True
 
 
 def _show(

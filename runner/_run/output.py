@@ -58,10 +58,11 @@ async def typed_answer(
     history: Conversation,
     record: Record,
     attempt: int,
-) -> tuple[Outcome[ModelResponse], Any] | None:
-    """The turn's final outcome for ``response`` (answer ``attempt`` of the turn) and the
-    typed value of a success, or ``None`` when the model is to answer again (the feedback
-    is in ``history`` then).
+) -> tuple[Outcome[ModelResponse], Any, bool] | None:
+    """The turn's final outcome for ``response`` (answer ``attempt`` of the turn), the
+    typed value of a success and whether that value is the model's own answer, passed
+    unchanged (no fallback, no replacement by ``after_output``); or ``None`` when the
+    model is to answer again (the feedback is in ``history`` then).
 
     A success's response carries the value as JSON text and no tool calls: what the
     parent of a sub-agent reads, and ``after_agent`` sees.
@@ -69,6 +70,7 @@ async def typed_answer(
     ctx = OutputContext(plan.invocation, response, attempt, settings.retry.max_attempts)
     final = None if plan.agent.native_output else output.final_call(response)
     outcome: Outcome[Any]
+    own = True  # the outcome is the model's answer read, not a hook's value
     try:
         if final is not None:
             outcome = Success(output.from_data(final.args))
@@ -81,7 +83,7 @@ async def typed_answer(
         if isinstance(recovered, str):  # asked again, with this feedback
             _answer_calls(history, response, final, recovered, is_error=True)
             return None
-        outcome = recovered
+        outcome, own = recovered, False
     after = await plan.after(AFTER_OUTPUT, outcome, ctx)
     if type(after) is Success and (type(outcome) is not Success or after is not outcome):
         after = _checked(plan, output, after.unwrap(), "after_output's Success", attempt)
@@ -100,10 +102,10 @@ async def typed_answer(
     if final is not None:
         _answer_calls(history, response, final, _TAKEN, is_error=type(after) is Failure)
     if type(after) is not Success:
-        return after, None
+        return after, None, False
     value = after.unwrap()
     answer = replace(response, text=output.dump(value), tool_calls=())
-    return Success(answer), value
+    return Success(answer), value, own and (after is outcome or after == outcome)
 
 
 async def _recovered(

@@ -19,7 +19,9 @@ from typing import Any, Final, TypeVar, assert_never, final
 
 from hooks import (
     AFTER_AGENT,
+    AFTER_OUTPUT,
     BEFORE_AGENT,
+    ON_OUTPUT_ERROR,
     AgentContext,
     CompiledCallbacks,
     Cont,
@@ -65,7 +67,7 @@ from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.resume import describe
 from runner._run.settings import Settings
-from runner._run.streamed import Streamed
+from runner._run.streamed import Streamed, Waiting, settle_output
 from runner._run.toolbox import Toolbox
 from runner._run.tracer import RECORDING
 from runner._sessions.leases import RunLease
@@ -468,6 +470,7 @@ class Run:
         output = agent.output
         native = agent.native_output
         answers = 0  # the typed answers checked in this turn
+        waiting = self._waiting(plan, call_id)
         while True:
             await self._step(agent)
             specs = agent.specs if toolbox is None else await self._refresh(toolbox)
@@ -480,6 +483,7 @@ class Run:
                 execute=execute,
                 record=record,
                 call_id=call_id,
+                waiting=waiting,
             )
             match outcome:
                 case Success(response):
@@ -494,7 +498,9 @@ class Run:
                 not response.tool_calls or (not native and output.final_call(response))
             ):
                 answers += 1
-                typed = await self._typed_answer(plan, response, history, record, answers)
+                typed = await self._typed_answer(
+                    plan, response, history, record, answers, waiting=waiting
+                )
                 if typed is not None:
                     return typed
                 continue  # asked again, told why
@@ -512,19 +518,48 @@ class Run:
         history: Conversation,
         record: Record,
         attempt: int,
+        *,
+        waiting: Waiting | None,
     ) -> Outcome[ModelResponse] | None:
-        """The turn's outcome for a typed answer (its value kept), or ``None``: ask again."""
+        """The turn's outcome for a typed answer (its value kept), or ``None``: ask again.
+
+        A streamed answer ``waiting`` kept goes out now as the output guard decided.
+        """
         output = plan.agent.output
         assert output is not None  # only an agent with an output type gives a typed answer
         typed = await typed_answer(
             self.settings, plan, output, response, history=history, record=record, attempt=attempt
         )
+        channel = self.settings.channel
         if typed is None:
+            if waiting is not None and channel is not None:
+                settle_output(channel, waiting, None, own=False)
             return None
-        outcome, value = typed
-        if type(outcome) is Success:
-            self.outputs[plan.branch] = (outcome.unwrap(), value)
+        outcome, value, own = typed
+        answer = outcome.unwrap() if type(outcome) is Success else None
+        if waiting is not None and channel is not None:
+            settle_output(channel, waiting, answer, own=own)
+        if answer is not None:
+            self.outputs[plan.branch] = (answer, value)
         return outcome
+
+    def _waiting(self, plan: Plan, call_id: str | None) -> Waiting | None:
+        """What keeps a streamed final answer for the output guard: for an agent with an
+        ``output_type`` whose callbacks define ``after_output`` or ``on_output_error``."""
+        output = plan.agent.output
+        if self.settings.channel is None or output is None:
+            return None
+        compiled = plan.compiled
+        if not (compiled.defines(AFTER_OUTPUT) or compiled.defines(ON_OUTPUT_ERROR)):
+            return None
+        native = plan.agent.native_output
+
+        def is_final(response: ModelResponse) -> bool:
+            if not response.tool_calls:
+                return True
+            return not native and output.final_call(response) is not None
+
+        return Waiting(is_final, plan.agent.name, plan.branch, call_id)
 
     async def _model(
         self, plan: Plan, ctx: ModelContext, streamed: Streamed | None

@@ -17,6 +17,11 @@ its ``Streamed`` once the stream hooks passed them; the guarded operation lets t
 characters, the text so far is shown to ``after_model`` as a partial answer each time
 it has grown by ``N``, and what was held goes out when the check passes it unchanged;
 from its first tool-call piece on, an attempt waits for its whole answer.
+
+A held final answer of an agent whose typed answer has an output guard (``after_output``
+or ``on_output_error``) waits longer, on a ``Waiting`` the turn's loop keeps: once the
+answer was validated and ``after_output`` decided, ``settle_output`` lets its deltas out,
+shows the value a hook gave in its place, or drops them.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
 from typing import Any, Final, assert_never, cast, final
 
@@ -46,7 +51,7 @@ from runner._streaming.channel import Channel
 from runner._streaming.delta import ON_DELTA, DeltaContext
 from runner._streaming.hold import PARTIAL
 
-__all__ = ["Streamed", "release", "stream_model"]
+__all__ = ["Streamed", "Waiting", "release", "settle_output", "stream_model"]
 
 _END: Final = object()
 # A delta built by filling its slots directly, with no call to its __init__: a fifth
@@ -106,6 +111,61 @@ class Streamed:
         self.held: list[TextDelta | ToolCallDelta] = []
         self.size = 0
         self.checked = 0
+
+
+@final
+class Waiting:
+    """A held final answer of an agent whose typed answer has an output guard, waiting
+    for it: set by the guarded model call, settled by the loop (``settle_output``).
+
+    ``is_final`` tells a final answer (no tool calls, or the final-result tool's call);
+    ``agent``, ``branch`` and ``call_id`` name the delta a replacement goes out as;
+    ``waiting`` says the model call's answer is one and nothing of it was shown yet;
+    ``streamed`` is the attempt whose held deltas are the answer's (``None`` when a hook
+    answered in the model's place: then no held piece is the answer).
+    """
+
+    __slots__ = ("agent", "branch", "call_id", "is_final", "streamed", "waiting")
+
+    def __init__(
+        self,
+        is_final: Callable[[ModelResponse], bool],
+        agent: str,
+        branch: str,
+        call_id: str | None,
+    ) -> None:
+        self.is_final: Final = is_final
+        self.agent: Final = agent
+        self.branch: Final = branch
+        self.call_id: Final = call_id
+        self.waiting = False
+        self.streamed: Streamed | None = None
+
+    def wait(self, streamed: Streamed | None) -> None:
+        """Keep ``streamed``'s held deltas (or none) until the output guard decided."""
+        self.waiting = True
+        self.streamed = streamed
+
+
+def settle_output(
+    channel: Channel, waiting: Waiting, answer: ModelResponse | None, *, own: bool
+) -> None:
+    """The output guard decided on a waiting answer: ``answer`` is the typed answer the
+    turn ends with (``None``: refused, or asked again). Its held deltas go out when
+    ``own`` (the value is the model's answer, passed unchanged); a value a hook gave
+    goes out as one ``TextDelta`` of its JSON instead; a refused or retried answer's
+    held deltas are dropped unshown."""
+    if not waiting.waiting:
+        return
+    streamed = waiting.streamed
+    waiting.waiting, waiting.streamed = False, None
+    if answer is not None and own and streamed is not None:
+        release(channel, streamed)
+        return
+    if streamed is not None:
+        streamed.held.clear()
+    if answer is not None and answer.text:
+        channel.push(TextDelta(answer.text, waiting.agent, waiting.branch, waiting.call_id))
 
 
 def release(channel: Channel, streamed: Streamed) -> None:

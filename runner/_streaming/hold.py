@@ -3,7 +3,8 @@
 ``Runner.stream(..., hold=...)`` takes:
 
 - ``"auto"`` (the default): ``"output"`` for the agents whose callbacks define an
-  output guard (``after_model``), ``"none"`` for the others;
+  output guard (``after_model``; ``after_output`` for an agent with an ``output_type``),
+  ``"none"`` for the others;
 - ``"output"``: no delta of a model attempt goes out until ``after_model`` has passed its
   whole answer unchanged; an answer the hooks replaced goes out instead, as one delta;
 - ``"none"`` or ``None``: each delta goes out as it is generated;
@@ -11,7 +12,12 @@
   grown by ``N`` characters since the last check, ``after_model`` is dispatched over the
   text so far (``ModelResponse(text, finish_reason=PARTIAL)``); when it passes that text
   unchanged, what was held goes out. A check that changes or fails it holds the rest
-  of the attempt until ``after_model`` has seen the whole answer.
+  of the attempt until ``after_model`` has seen the whole answer. An agent whose typed
+  answer has an output guard holds as ``"output"`` (no partial check passes a value).
+
+Held, the final answer of an agent with an ``output_type`` whose callbacks define
+``after_output`` or ``on_output_error`` also waits for validation and ``after_output``
+(``runner._run.streamed.Waiting``).
 
 Resolved here to what the loop reads: ``None`` (no hold), ``0`` (hold until the answer
 passed), ``N`` (check every ``N`` characters) or ``AUTO`` (decided per agent,
@@ -22,7 +28,8 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from hooks import AFTER_MODEL, AfterPoint, CompiledCallbacks, ModelContext, ModelResponse
+from hooks import AFTER_MODEL, AFTER_OUTPUT, CompiledCallbacks
+from hooks._points import AnyPoint
 from runner._checks import got
 
 __all__ = ["AUTO", "OUTPUT_GUARDS", "PARTIAL", "Hold", "checked_hold", "hold_for"]
@@ -36,8 +43,9 @@ AUTO: Final = -1
 PARTIAL: Final = "partial"
 """The ``finish_reason`` of the partial answer a ``hold=N`` check shows ``after_model``."""
 
-OUTPUT_GUARDS: Final[tuple[AfterPoint[ModelContext, ModelResponse], ...]] = (AFTER_MODEL,)
-"""The points whose callbacks make ``hold="auto"`` hold an agent's text."""
+OUTPUT_GUARDS: Final[tuple[AnyPoint, ...]] = (AFTER_MODEL, AFTER_OUTPUT)
+"""The points whose callbacks make ``hold="auto"`` hold an agent's text (``AFTER_OUTPUT``
+only for an agent with an ``output_type``: no other agent reaches it)."""
 
 _MODES: Final[dict[str, int | None]] = {"auto": AUTO, "output": 0, "none": None}
 _UNKNOWN: Final = -2  # no mode of _MODES
@@ -64,9 +72,11 @@ def checked_hold(hold: object) -> int | None:
     return int(hold)
 
 
-def hold_for(hold: int | None, compiled: CompiledCallbacks) -> int | None:
+def hold_for(hold: int | None, compiled: CompiledCallbacks, *, typed: bool) -> int | None:
     """What one agent's model attempts hold under ``hold``: ``AUTO`` becomes ``0`` when the
-    agent's callbacks define an output guard, ``None`` when they do not."""
+    agent's callbacks define an output guard (``typed``: the agent has an
+    ``output_type``, whose guard ``after_output`` counts), ``None`` when they do not."""
     if hold != AUTO:
         return hold
-    return 0 if any(compiled.defines(point) for point in OUTPUT_GUARDS) else None
+    guards = OUTPUT_GUARDS if typed else OUTPUT_GUARDS[:1]
+    return 0 if any(compiled.defines(point) for point in guards) else None

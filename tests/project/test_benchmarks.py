@@ -100,12 +100,14 @@ def test_stream_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_stream_hold_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """The hold benchmark checks each hold mode shows the answer, then reports the time to
-    the first text and to the end for each, on the scripted, paced and loopback models."""
+    the first text and to the end for each, on the scripted, paced and loopback models
+    and a typed agent's, scripted and paced."""
     assert stream_hold.main(["--quick"]) == 0
     out = capsys.readouterr().out
     for mode in ("hold=None", "hold=32", 'hold="output"'):
-        assert out.count(f"  {mode} ") == 3
-    assert out.count("first text") == 9
+        assert out.count(f"  {mode} ") == 5
+    assert out.count("first text") == 15
+    assert out.count("typed") == 2
 
 
 def test_telemetry_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:

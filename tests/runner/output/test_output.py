@@ -531,7 +531,7 @@ def test_a_streamed_run_ends_with_the_typed_output() -> None:
     model = ScriptedModel([final({"x": "no", "y": 0}), '{"x": 4, "y": 5}'])
     runner = Runner(Agent("geo", model, output_type=Point))
 
-    async def last() -> RunFinishedEvent:
+    async def last() -> RunFinishedEvent[Point]:
         events = [event async for event in runner.stream("where")]
         assert isinstance(events[-1], RunFinishedEvent)
         return events[-1]

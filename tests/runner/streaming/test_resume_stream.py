@@ -214,7 +214,7 @@ def test_a_refused_streamed_resume_raises_before_any_event_and_runs_nothing() ->
 
 async def _resume(runner: Runner, state: object, decisions: object) -> None:
     """Drain a streamed resume of whatever was given."""
-    async for _ in runner.resume_stream(state, decisions):  # type: ignore[arg-type]  # hostile
+    async for _ in runner.resume_stream(state, decisions):  # type: ignore[call-overload]  # hostile
         pass
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -16,9 +17,11 @@ from runner import (
     FunctionTool,
     ModelResponse,
     Pause,
+    RunFinishedEvent,
     Runner,
     RunResult,
     ScriptedModel,
+    StreamEvent,
     ToolCall,
     ToolContext,
 )
@@ -233,3 +236,80 @@ def test_a_sub_agent_s_tool_gets_the_run_s_deps(mode: Mode) -> None:
     boss = Agent("boss", boss_model, sub_agents=[helper], deps_type=Db)
     assert go(Runner(boss), mode, "go", deps=db).output == "done"
     assert [(ctx.deps, ctx.agent) for ctx in seen] == [(db, "helper")]
+
+
+async def _drain(events: AsyncIterator[StreamEvent[Any]]) -> RunResult[Any]:
+    """Read a stream to its end; the result its last event holds."""
+    kept = [event async for event in events]
+    last = kept[-1]
+    assert isinstance(last, RunFinishedEvent)
+    return last.result
+
+
+def test_a_stream_gives_its_deps_to_tools_and_hooks() -> None:
+    """``stream(..., deps=)`` is ``arun``'s: the tool's ``RunContext`` and the hooks get them."""
+    found: list[object] = []
+
+    class Look:
+        def before_tool(self, ctx: ToolContext, /) -> Any:
+            found.append(ctx.invocation.deps)
+            return Cont(ctx)
+
+    db = Db({"EUR": 1.5})
+    model = ScriptedModel([call(), "done"])
+    runner = Runner(Agent("fx", model, tools=[rate], deps_type=Db, callbacks=[Look()]))
+    result = asyncio.run(_drain(runner.stream("rate?", deps=db)))
+    assert result.output == "done"
+    assert model.requests[1].messages[-1].content == "1.5"
+    assert [ctx.deps for ctx in seen] == [db]
+    assert found == [db]
+
+
+def test_a_stream_without_the_declared_deps_is_refused_before_any_event() -> None:
+    """No deps, or deps of another type: a ``TypeError`` as the stream starts, nothing run."""
+    model = ScriptedModel([call(), "done"])
+    runner = Runner(Agent("fx", model, tools=[rate], deps_type=Db))
+
+    async def first(**kwargs: Any) -> None:
+        events = runner.stream("rate?", **kwargs)
+        try:
+            await anext(events)
+        finally:
+            await events.aclose()
+
+    with pytest.raises(TypeError, match="takes deps of type Db, but stream was given none"):
+        asyncio.run(first())
+    with pytest.raises(TypeError, match="takes deps of type Db, got OtherDb"):
+        asyncio.run(first(deps=OtherDb()))
+    assert model.requests == []
+
+
+def test_a_streamed_resume_is_given_its_deps_again() -> None:
+    """``resume_stream`` without the deps is refused before any event; with them the
+    approved call's tool gets them."""
+
+    class Ask:
+        def before_tool(self, ctx: ToolContext, /) -> Any:
+            return Cont(ctx) if ctx.decision is not None else Pause("ok?")
+
+    from runner import Approve
+
+    model = ScriptedModel([call(), "done"])
+    runner = Runner(Agent("fx", model, tools=[rate], deps_type=Db, callbacks=[Ask()]))
+    db = Db({"EUR": 4.0})
+    paused = asyncio.run(runner.arun("rate?", deps=db))
+    decisions = {paused.pending[0].id: Approve()}
+
+    async def refused() -> None:
+        events = runner.resume_stream(paused.state, decisions)  # type: ignore[call-arg]
+        try:
+            await anext(events)
+        finally:
+            await events.aclose()
+
+    with pytest.raises(TypeError, match=r"resume_stream was given none.*give them again"):
+        asyncio.run(refused())
+    assert seen == []
+    result = asyncio.run(_drain(runner.resume_stream(paused.state, decisions, deps=db)))
+    assert result.output == "done"
+    assert [ctx.deps for ctx in seen] == [db]

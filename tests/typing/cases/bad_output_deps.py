@@ -22,3 +22,9 @@ text: str = Runner(typed).run("hi").output  # E: [assignment] (expression has ty
 Runner(typed).run("hi", deps=Db("db"))  # E: [call-overload] No overload variant of "run" of "Runner" matches argument types "str", "Db"
 Runner(both).run("hi")  # E: [call-arg] Missing named argument "deps" for "run" of "Runner"
 Runner(both).run("hi", deps="db")  # E: [arg-type] Argument "deps" to "run" of "Runner" has incompatible type "str"; expected "Db"
+Runner(both).stream("hi")  # E: [call-arg] Missing named argument "deps" for "stream" of "Runner"
+Runner(both).stream("hi", deps="db")  # E: [arg-type] Argument "deps" to "stream" of "Runner" has incompatible type "str"; expected "Db"
+Runner(typed).stream("hi", deps=Db("db"))  # E: [call-overload] No overload variant of "stream" of "Runner" matches argument types "str", "Db"
+state = Runner(typed).run("hi").state
+Runner(both).resume_stream(state, {})  # E: [call-arg] Missing named argument "deps" for "resume_stream" of "Runner"
+Runner(typed).resume_stream(state, {}, deps=Db("db"))  # E: [call-overload] No overload variant of "resume_stream" of "Runner" matches argument types "RunState", "dict[Never, Never]", "Db"

@@ -4,5 +4,5 @@ from runner import Runner
 
 
 def streams(runner: Runner) -> None:
-    runner.stream("hi", hold="ouptut")  # E: [arg-type] Argument "hold" to "stream" of "Runner" has incompatible type
-    runner.stream("hi", hold=2.5)  # E: [arg-type] Argument "hold" to "stream" of "Runner" has incompatible type "float"
+    runner.stream("hi", hold="ouptut")  # E: [call-overload] No overload variant of "stream" of "Runner" matches argument types "str", "str"
+    runner.stream("hi", hold=2.5)  # E: [call-overload] No overload variant of "stream" of "Runner" matches argument types "str", "float"

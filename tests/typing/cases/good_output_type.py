@@ -1,10 +1,19 @@
 """``Agent[Deps, Out]``: ``output_type`` and ``deps_type`` type the run's result and deps."""
 
 import dataclasses
+from collections.abc import AsyncGenerator
 
 from typing_extensions import assert_type
 
-from runner import Agent, RunContext, Runner, RunResult, ScriptedModel
+from runner import (
+    Agent,
+    RunContext,
+    Runner,
+    RunFinishedEvent,
+    RunResult,
+    ScriptedModel,
+    StreamEvent,
+)
 
 
 @dataclasses.dataclass
@@ -43,3 +52,19 @@ async def use() -> None:
     result = Runner(both).run("hi", deps=Db("db"))
     assert_type(Runner(both).resume(result.state, {}, deps=Db("db")), RunResult[Invoice])
     assert_type(await Runner(both).aresume(result.state, {}, deps=Db("db")), RunResult[Invoice])
+
+
+async def streamed() -> None:
+    plain_events = Runner(plain).stream("hi")
+    assert_type(plain_events, AsyncGenerator[StreamEvent[str], None])
+    events = Runner(both).stream("hi", deps=Db("db"), hold="output")
+    assert_type(events, AsyncGenerator[StreamEvent[Invoice], None])
+    async for event in events:
+        if isinstance(event, RunFinishedEvent):
+            assert_type(event.result.output, Invoice)
+    result = await Runner(both).arun("hi", deps=Db("db"))
+    resumed = Runner(both).resume_stream(result.state, {}, deps=Db("db"))
+    assert_type(resumed, AsyncGenerator[StreamEvent[Invoice], None])
+    async for event in Runner(typed).resume_stream(result.state, {}):
+        if isinstance(event, RunFinishedEvent):
+            assert_type(event.result.output, Invoice)
