@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,anthropic,schema,otel,dbos,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,anthropic,schema,otel,dbos,mcp,web]'
 	touch $(STAMP)
 
 demo: $(STAMP)

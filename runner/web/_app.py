@@ -1,0 +1,364 @@
+"""The inbox and trace app: pages, JSON endpoints, decisions, live runs over SSE.
+
+Routes (all behind ``Guard``: the token or the auth hook; CSRF on POST):
+
+- ``GET /`` the inbox page, ``GET /trace/{run_id}`` a run's trace page, ``/static/``
+  their one script and style sheet (bundled: no CDN, no build step);
+- ``GET /api/paused``: every paused run of the store (``SessionStore.list_paused``),
+  each request with its reason, the hook that paused it (or the ``before_tool`` chain
+  that may have), the call and, with content on, its arguments;
+- ``POST /api/runs/{run_id}/decide``: decisions for every request of a paused run; the
+  resume runs in this process (``Runner.aresume``), and the answer comes once it ran its
+  first hook (202) or was refused: 409 when the run is not waiting any more (decided
+  already, here or in another process: the resume takes the session's lease and the
+  stored state, so exactly one of two deciders wins), 422 for a decision that does not
+  fit;
+- ``GET /api/runs/{run_id}``: a run's records (the live ones of a run this server
+  resumed, else the store's ``load_records``); ``GET /api/runs/{run_id}/events``: the
+  same as server-sent events, live while the run goes on;
+- ``/agui``: where the AG-UI endpoint is mounted (``agui=``; 404 without one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
+from importlib.resources import files
+from typing import Any, Final, Protocol, TypeAlias, cast, final
+
+from sse_starlette import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+import runner as _runner
+from hooks import BEFORE_TOOL, HookEvent, observing
+from runner import (
+    InvalidDecisions,
+    PendingRequest,
+    ResumeRefused,
+    Runner,
+    RunResult,
+    RunState,
+    SessionBusy,
+    SessionStore,
+)
+from runner._telemetry.genai import capture_from_env
+from runner.web._decide import BadDecision, parse_decisions
+from runner.web._live import Live, LiveRuns
+from runner.web._security import LOCAL_HOSTS, Auth, Guard, new_token, set_csrf_cookie
+from runner.web._views import JSON, PausedLike, finished_json, paused_json, record_json
+
+__all__ = ["RunnerSource", "WebApp", "inbox_app"]
+
+RunnerSource: TypeAlias = Runner | Callable[[SessionStore], Runner]
+"""A ``Runner`` over the store, or a function making one from the store."""
+
+_STATIC: Final = files("runner.web") / "static"
+_MAX_BODY: Final = 1024 * 1024  # a decision form is small: a larger body is refused
+
+
+class _ListsPaused(Protocol):
+    def list_paused(self, *, limit: int | None = None) -> Sequence[PausedLike]: ...
+
+
+class _LoadsRecords(Protocol):
+    def load_records(self, run_id: str, /) -> str | None: ...
+
+
+@final
+class WebApp:
+    """The ASGI app ``inbox_app`` makes: ``token`` is what a browser must bring (``None``
+    when an ``auth`` hook decides), ``runner`` resumes the runs decided here."""
+
+    __slots__ = ("_asgi", "runner", "store", "token")
+
+    def __init__(
+        self, asgi: ASGIApp, runner: Runner, store: SessionStore, token: str | None
+    ) -> None:
+        self._asgi: Final = asgi
+        self.runner: Final = runner
+        self.store: Final = store
+        self.token: Final = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI entry point."""
+        await self._asgi(scope, receive, send)
+
+
+def inbox_app(
+    runner: RunnerSource,
+    store: SessionStore,
+    *,
+    token: str | None = None,
+    auth: Auth | None = None,
+    capture: bool | None = None,
+    hosts: Collection[str] = LOCAL_HOSTS,
+    agui: ASGIApp | None = None,
+) -> WebApp:
+    """The inbox and trace pages over ``store``, deciding with ``runner``.
+
+    ``token`` (a fresh random one unless given) is needed by every request, unless
+    ``auth`` (``auth(request) -> bool``, sync or async) decides instead. ``capture``
+    says whether a run's content (messages, arguments, results) is served; ``None``
+    follows telemetry: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, off when
+    unset. ``hosts`` are the ``Host`` names served (127.0.0.1 and localhost unless
+    given); ``agui`` is mounted at ``/agui``.
+    """
+    made: object = runner if isinstance(runner, Runner) else runner(store)
+    if not isinstance(made, Runner):
+        msg = f"runner must be a Runner or make one from the store, got {type(made).__name__}"
+        raise TypeError(msg)
+    if auth is None and token is None:
+        token = new_token()
+    checked: object = token
+    if checked is not None and (not isinstance(checked, str) or len(checked) < 16):
+        msg = "token must be a str of at least 16 characters"
+        raise ValueError(msg)
+    content = capture_from_env() if capture is None else capture
+    inbox = _Inbox(made, store, content)
+    routes = [
+        Route("/", inbox.page_inbox),
+        Route("/trace/{run_id}", inbox.page_trace),
+        Route("/api/paused", inbox.paused),
+        Route("/api/runs/{run_id}", inbox.run),
+        Route("/api/runs/{run_id}/events", inbox.events),
+        Route("/api/runs/{run_id}/decide", inbox.decide, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=str(_STATIC))),
+        Mount("/agui", agui if agui is not None else _no_agui),
+    ]
+    guarded = Guard(Starlette(routes=routes), token=token, auth=auth, hosts=hosts)
+    return WebApp(guarded, made, store, token)
+
+
+async def _no_agui(scope: Scope, receive: Receive, send: Send) -> None:
+    response = JSONResponse({"error": "no AG-UI endpoint is mounted on this server"}, 404)
+    await response(scope, receive, send)
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+@final
+class _Inbox:
+    __slots__ = ("_deciding", "_live", "_tasks", "content", "runner", "store")
+
+    def __init__(self, runner: Runner, store: SessionStore, content: bool) -> None:
+        self.runner: Final = runner
+        self.store: Final = store
+        self.content: Final = content
+        self._live: Final = LiveRuns()
+        self._deciding: Final[set[str]] = set()
+        self._tasks: Final[set[asyncio.Task[None]]] = set()  # resumes under way, kept alive
+
+    # -- pages ------------------------------------------------------------------------
+
+    async def page_inbox(self, request: Request) -> Response:
+        return _page(request, "inbox.html")
+
+    async def page_trace(self, request: Request) -> Response:
+        return _page(request, "trace.html")
+
+    # -- the inbox --------------------------------------------------------------------
+
+    async def paused(self, request: Request) -> Response:
+        lister = getattr(self.store, "list_paused", None)
+        if lister is None:
+            return _error(
+                501,
+                f"the session store {type(self.store).__name__} cannot list paused runs: "
+                "it needs SessionStore.list_paused (hookline 0.3)",
+            )
+        runs = await run_in_threadpool(cast(_ListsPaused, self.store).list_paused)
+        chains = self._chains(runs)
+        pausers = await self._pausers(runs)
+        schemas = self._schemas(run.pending for run in runs)
+        listed = [
+            paused_json(run, self.content, chains.get(run.agent, {}), pausers, schemas)
+            for run in runs
+        ]
+        return JSONResponse({"runs": listed, "content": self.content})
+
+    def _chains(self, runs: Sequence[PausedLike]) -> dict[str, dict[str, list[str]]]:
+        """The ``before_tool`` chain of each paused call's tool, by agent then tool."""
+        chains: dict[str, dict[str, list[str]]] = {}
+        for run in runs:
+            for pending in run.pending:
+                by_tool = chains.setdefault(pending.agent, {})
+                if pending.call.name in by_tool:
+                    continue
+                try:
+                    explained = self.runner.explain(
+                        BEFORE_TOOL, tool=pending.call.name, agent=pending.agent
+                    )
+                except (ValueError, LookupError, TypeError):  # an agent this runner lacks
+                    by_tool[pending.call.name] = []
+                    continue
+                by_tool[pending.call.name] = [step.callback for step in explained.steps]
+        return chains
+
+    async def _pausers(self, runs: Sequence[PausedLike]) -> dict[str, str]:
+        """The callback that paused each request, by request id, where the records say."""
+        found: dict[str, str] = {}
+        for run in runs:
+            records = await self._records(run.run_id)
+            paused_calls = {
+                record["call_id"]: record["callback"]
+                for record in records or ()
+                if record["kind"] == "hook"
+                and record["outcome"] == "pause"
+                and record["callback"] is not None
+            }
+            for pending in run.pending:
+                if pending.call.id in paused_calls:
+                    found[pending.id] = paused_calls[pending.call.id]
+        return found
+
+    # -- a run's records --------------------------------------------------------------
+
+    async def _records(self, run_id: str) -> list[JSON] | None:
+        live = self._live.get(run_id)
+        if live is not None:
+            return list(live.records)
+        if not callable(getattr(self.store, "load_records", None)):
+            return None
+        loader = getattr(_runner, "load_events", None)
+        text = await run_in_threadpool(cast(_LoadsRecords, self.store).load_records, run_id)
+        if text is None or loader is None:
+            return None
+        events = cast(Callable[[str], Sequence[object]], loader)(text)
+        shaped = (record_json(event, self.content) for event in events)
+        return [record | {"seq": n} for n, record in enumerate(shaped) if record is not None]
+
+    async def run(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        records = await self._records(run_id)
+        live = self._live.get(run_id)
+        if records is None:
+            return _error(404, f"no records of run {run_id[:80]!r} here")
+        done = live is None or live.done
+        return JSONResponse(
+            {"run_id": run_id, "records": records, "live": not done, "content": self.content}
+        )
+
+    async def events(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        live = self._live.get(run_id)
+        if live is None:
+            records = await self._records(run_id)
+            if records is None:
+                return _error(404, f"no records of run {run_id[:80]!r} here")
+            return EventSourceResponse(_replay(records))
+        return EventSourceResponse(_follow(live))
+
+    # -- deciding ---------------------------------------------------------------------
+
+    async def decide(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        body = await request.body()
+        if len(body) > _MAX_BODY:
+            return _error(413, f"a decision body is at most {_MAX_BODY} bytes")
+        try:
+            parsed: object = json.loads(body)
+        except (ValueError, RecursionError):
+            return _error(400, "the body is no JSON")
+        if run_id in self._deciding:
+            return _error(409, f"run {run_id[:80]} is being decided by someone else right now")
+        self._deciding.add(run_id)
+        keep = False
+        try:
+            response, keep = await self._decide(run_id, parsed)
+        finally:
+            if not keep:
+                self._deciding.discard(run_id)
+        return response
+
+    async def _decide(self, run_id: str, body: object) -> tuple[Response, bool]:
+        text = await run_in_threadpool(self.store.load_paused, run_id)
+        if text is None:
+            return _error(409, f"run {run_id[:80]} is not waiting: it was decided already"), False
+        state = RunState.from_json(text)
+        try:
+            decisions = parse_decisions(body, state.pending, self._schemas([state.pending]))
+        except BadDecision as exc:
+            return _error(422, str(exc)), False
+        live = self._live.start(run_id)
+        task = asyncio.create_task(self._resume(run_id, state, decisions, live))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        started = asyncio.create_task(live.started.wait())
+        await asyncio.wait((task, started), return_when=asyncio.FIRST_COMPLETED)
+        started.cancel()
+        if task.done() and task.exception() is not None:
+            self._live.drop(run_id)
+            error = task.exception()
+            if isinstance(error, (ResumeRefused, SessionBusy)):
+                return _error(409, f"run {run_id[:80]} was decided already: {error}"), False
+            if isinstance(error, InvalidDecisions):
+                return _error(422, str(error)), False
+            return _error(500, f"the resume failed: {type(error).__name__}"), False
+        return JSONResponse({"run_id": run_id, "trace": f"/trace/{run_id}"}, 202), True
+
+    def _schemas(self, pending: Iterable[Sequence[PendingRequest]]) -> dict[str, Mapping[str, Any]]:
+        """The argument schemas of the tools the requests call, by tool name."""
+        names = {request.call.name for requests in pending for request in requests}
+        return {
+            spec.name: spec.parameters
+            for agent in self.runner.agent.walk()
+            for spec in agent.specs
+            if spec.name in names
+        }
+
+    async def _resume(self, run_id: str, state: RunState, decisions: Any, live: Live) -> None:
+        async def told(event: HookEvent) -> None:
+            shaped = record_json(event, self.content)
+            if shaped is not None:
+                live.push(shaped)
+
+        try:
+            result = await self.runner.aresume(state, decisions, callbacks=[observing(told)])
+        except Exception as exc:
+            if not live.started.is_set():  # refused before it ran: decide answers with it
+                raise
+            live.finish({"kind": "failed", "error": type(exc).__name__, "time": 0.0})
+            return
+        finally:
+            self._deciding.discard(run_id)
+        self._finish(live, result)
+
+    def _finish(self, live: Live, result: RunResult) -> None:
+        for event in result.events:
+            shaped = record_json(event, self.content)
+            if shaped is not None:
+                live.push(shaped)
+        ended = max((event.time for event in result.events), default=0.0)
+        live.finish(finished_json(result, ended, self.content))
+
+
+def _page(request: Request, name: str) -> Response:
+    response = HTMLResponse((_STATIC / name).read_text(encoding="utf-8"))
+    response.headers["content-security-policy"] = (
+        "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'"
+    )
+    response.headers["x-content-type-options"] = "nosniff"
+    response.headers["referrer-policy"] = "no-referrer"
+    set_csrf_cookie(request, response)
+    return response
+
+
+async def _replay(records: Sequence[JSON]) -> AsyncIterator[dict[str, str]]:
+    for record in records:
+        yield {"event": "record", "data": json.dumps(record)}
+    yield {"event": "end", "data": "{}"}
+
+
+async def _follow(live: Live) -> AsyncIterator[dict[str, str]]:
+    async for record in live.watch():
+        yield {"event": "record", "data": json.dumps(record)}
+    yield {"event": "end", "data": "{}"}

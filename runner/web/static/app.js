@@ -1,0 +1,391 @@
+// hookline's inbox and trace pages: plain DOM, no framework, no build step.
+// Everything a run contains is put on the page as text (textContent), never as HTML.
+"use strict";
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "text") node.textContent = value;
+    else if (key === "className") node.className = value;
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined) node.append(child);
+  }
+  return node;
+}
+
+function cookie(name) {
+  for (const part of document.cookie.split(";")) {
+    const [key, ...rest] = part.trim().split("=");
+    if (key === name) return decodeURIComponent(rest.join("="));
+  }
+  return "";
+}
+
+function notice(message, isError) {
+  const box = document.getElementById("notice");
+  box.textContent = message;
+  box.className = isError ? "notice error" : "notice";
+  box.hidden = !message;
+}
+
+async function getJSON(path) {
+  const response = await fetch(path, { credentials: "same-origin" });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error || response.statusText);
+  return body;
+}
+
+// ---- the inbox -------------------------------------------------------------------
+
+function fieldFor(name, schema, value, required) {
+  const type = schema && schema.type;
+  const label = el("label", {}, el("span", { text: name + (required ? " *" : "") + " " }));
+  let input;
+  if (type === "boolean") {
+    input = el("input", { type: "checkbox", "data-field": name, "data-type": "boolean" });
+    input.checked = Boolean(value);
+  } else if (type === "integer" || type === "number") {
+    input = el("input", { type: "number", step: type === "integer" ? "1" : "any",
+                          "data-field": name, "data-type": type });
+    if (value !== undefined && value !== null) input.value = String(value);
+  } else if (type === "string") {
+    input = el("input", { type: "text", "data-field": name, "data-type": "string" });
+    if (value !== undefined && value !== null) input.value = String(value);
+  } else {
+    input = el("textarea", { rows: 2, "data-field": name, "data-type": "json" });
+    if (value !== undefined) input.value = JSON.stringify(value);
+  }
+  label.append(input);
+  return label;
+}
+
+function schemaForm(schema, values) {
+  const form = el("div", { className: "form" });
+  const properties = (schema && schema.properties) || {};
+  const required = new Set((schema && schema.required) || []);
+  const names = Object.keys(properties);
+  if (names.length === 0) {
+    form.append(fieldFor("(value as JSON)", null, values || {}, false));
+  }
+  for (const name of names) {
+    form.append(fieldFor(name, properties[name], values ? values[name] : undefined,
+                         required.has(name)));
+  }
+  return form;
+}
+
+function readForm(form) {
+  const value = {};
+  for (const input of form.querySelectorAll("[data-field]")) {
+    const name = input.getAttribute("data-field");
+    const type = input.getAttribute("data-type");
+    if (name === "(value as JSON)") return JSON.parse(input.value || "{}");
+    if (type === "boolean") value[name] = input.checked;
+    else if (input.value === "") continue;
+    else if (type === "integer" || type === "number") value[name] = Number(input.value);
+    else if (type === "json") value[name] = JSON.parse(input.value);
+    else value[name] = input.value;
+  }
+  return value;
+}
+
+const LABELS = { approve: "Approve", edit: "Edit", reject: "Reject", respond: "Answer" };
+
+function requestCard(run, request) {
+  const card = el("div", { className: "request", "data-request": request.id });
+  card.append(el("div", { className: "reason", text: request.reason || "(no reason given)" }));
+  const who = request.paused_by
+    ? "paused by " + request.paused_by
+    : request.chain.length
+      ? "paused by one of the before_tool chain: " + request.chain.join(", ")
+      : "paused by a before_tool hook";
+  card.append(el("div", { className: "muted",
+    text: `${request.kind === "input" ? "question from" : "call of"} ${request.tool}` +
+          ` (call ${request.call_id}, agent ${request.agent}) · ${who}` }));
+  if (request.hidden) {
+    card.append(el("div", { className: "muted", text: "arguments hidden: content capture is off" }));
+  } else {
+    card.append(el("pre", { text: JSON.stringify(request.args, null, 2) }));
+  }
+  const choices = el("div", { className: "choices" });
+  const extra = el("div");
+  for (const kind of request.allowed) {
+    const input = el("input", { type: "radio", name: "decision-" + request.id, value: kind });
+    input.addEventListener("change", () => {
+      extra.replaceChildren();
+      if (kind === "edit") {
+        extra.append(schemaForm(request.args_schema, request.args));
+      } else if (kind === "respond") {
+        extra.append(schemaForm(request.schema, null));
+      } else if (kind === "reject") {
+        const box = el("div", { className: "form" });
+        box.append(el("label", {}, "message ", el("input", { type: "text", "data-message": "" })));
+        extra.append(box);
+      }
+    });
+    choices.append(el("label", {}, input, " " + (LABELS[kind] || kind)));
+  }
+  card.append(choices, extra);
+  return card;
+}
+
+function decisionOf(card, request) {
+  const chosen = card.querySelector(`input[name="decision-${request.id}"]:checked`);
+  if (!chosen) throw new Error(`choose a decision for: ${request.reason}`);
+  const kind = chosen.value;
+  if (kind === "approve") return { kind };
+  if (kind === "reject") {
+    const message = card.querySelector("[data-message]");
+    return { kind, message: (message && message.value) || "rejected" };
+  }
+  const form = card.querySelector(".form");
+  try {
+    const value = readForm(form);
+    return kind === "edit" ? { kind, args: value } : { kind, value };
+  } catch (error) {
+    throw new Error(`the form for "${request.reason}" is not valid JSON: ${error.message}`);
+  }
+}
+
+async function submit(run, section) {
+  const result = section.querySelector(".result");
+  const button = section.querySelector("button[data-submit]");
+  const decisions = {};
+  try {
+    for (const request of run.pending) {
+      const card = section.querySelector(`[data-request="${request.id}"]`);
+      decisions[request.id] = decisionOf(card, request);
+    }
+  } catch (error) {
+    result.textContent = error.message;
+    return;
+  }
+  button.disabled = true;
+  result.textContent = "resuming…";
+  const response = await fetch(`/api/runs/${encodeURIComponent(run.run_id)}/decide`, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json", "x-hookline-csrf": cookie("hookline_csrf") },
+    body: JSON.stringify({ decisions }),
+  });
+  const body = await response.json();
+  if (response.status === 202) {
+    result.replaceChildren("decided: the run goes on · ",
+      el("a", { className: "trace-link", href: body.trace, text: "watch it in the trace" }));
+    section.setAttribute("data-decided", "");
+  } else {
+    button.disabled = response.status === 409;
+    result.textContent = `${response.status}: ${body.error}`;
+    section.setAttribute("data-refused", String(response.status));
+  }
+}
+
+function runSection(run) {
+  const section = el("section", { className: "run", "data-run": run.run_id });
+  const when = new Date(run.time * 1000).toLocaleString();
+  section.append(el("h2", { text: `Run ${run.run_id.slice(0, 12)} · agent ${run.agent}` }));
+  section.append(el("div", { className: "muted",
+    text: `user ${run.user_id} · session ${run.session_id} · paused ${when} · ` }),
+    el("a", { href: `/trace/${encodeURIComponent(run.run_id)}`, text: "trace" }));
+  for (const request of run.pending) section.append(requestCard(run, request));
+  const button = el("button", { type: "button", "data-submit": run.run_id, text: "Submit decisions" });
+  button.addEventListener("click", () => submit(run, section));
+  section.append(el("p", {}, button, el("span", { className: "result" })));
+  return section;
+}
+
+async function inbox() {
+  const box = document.getElementById("runs");
+  try {
+    const body = await getJSON("/api/paused");
+    box.replaceChildren();
+    if (!body.content) notice("Content capture is off: arguments and results are hidden.", false);
+    if (body.runs.length === 0) box.append(el("p", { className: "muted", text: "Nothing waits." }));
+    for (const run of body.runs) box.append(runSection(run));
+  } catch (error) {
+    box.replaceChildren();
+    notice(error.message, true);
+  }
+}
+
+// ---- the trace -------------------------------------------------------------------
+
+function hookLine(record) {
+  const who = record.callback ? ` · ${record.callback}` : "";
+  const took = record.duration !== undefined ? ` · ${(record.duration * 1000).toFixed(2)} ms` : "";
+  const error = record.error ? ` · ${record.error.type}` : "";
+  return el("li", { className: "hook" }, `${record.point}${who} → `,
+    el("span", { className: "tag " + record.outcome, text: record.outcome }),
+    `${took}${error}${record.attempt > 1 ? " · attempt " + record.attempt : ""}`);
+}
+
+function eventLine(text) {
+  return el("li", { className: "event", text });
+}
+
+function newNode(label, meta) {
+  return { label, meta: meta || "", lines: [], start: null, end: null };
+}
+
+function buildTree(records) {
+  const branches = new Map();
+  let finished = null;
+  const sorted = [...records].sort((a, b) => (a.time - b.time) || (a.seq - b.seq));
+  for (const r of sorted) {
+    if (r.kind === "finished" || r.kind === "failed") { finished = r; continue; }
+    if (r.kind === "started") continue;
+    if (!branches.has(r.branch)) {
+      branches.set(r.branch, { agent: r.agent, branch: r.branch, lines: [], items: [],
+                               calls: new Map(), model: null, lastTool: null });
+    }
+    const b = branches.get(r.branch);
+    const tool = (id) => {
+      if (!b.calls.has(id)) {
+        const node = newNode("tool call " + id);
+        b.calls.set(id, node);
+        b.items.push(node);
+      }
+      b.lastTool = b.calls.get(id);
+      return b.lastTool;
+    };
+    const model = () => {
+      if (!b.model) { b.model = newNode("model"); b.items.push(b.model); }
+      return b.model;
+    };
+    const at = (node) => {
+      if (node.start === null) node.start = r.time;
+      node.end = r.time;
+      return node;
+    };
+    switch (r.kind) {
+      case "hook":
+        if (r.call_id) at(tool(r.call_id)).lines.push(hookLine(r));
+        else if (r.point.includes("model") || r.point.includes("output")) at(model()).lines.push(hookLine(r));
+        else b.lines.push(hookLine(r));
+        break;
+      case "user":
+        b.lines.push(eventLine("asked" + (r.hidden ? "" : ": " + r.message.content)));
+        break;
+      case "model_attempt":
+        b.model = newNode(`model step · attempt ${r.attempt}`);
+        b.items.push(at(b.model));
+        break;
+      case "model_response": {
+        const node = at(model());
+        const usage = r.usage ? ` · ${r.usage.input_tokens} in / ${r.usage.output_tokens} out tokens` : "";
+        const calls = r.tool_calls.map((c) => c.name).join(", ");
+        node.lines.push(eventLine(`answered${calls ? " with calls: " + calls : ""}` +
+          `${r.hidden ? "" : r.text ? ": " + r.text : ""}${usage}`));
+        break;
+      }
+      case "tool_call": {
+        const node = at(tool(r.call_id));
+        node.label = `tool ${r.call.name} (call ${r.call_id})`;
+        if (!r.hidden) node.lines.push(el("li", {}, el("pre", { text: JSON.stringify(r.call.args) })));
+        break;
+      }
+      case "tool_attempt":
+        at(tool(r.call_id)).lines.push(eventLine(`ran · attempt ${r.attempt}`));
+        break;
+      case "tool_result":
+        at(tool(r.call_id)).lines.push(eventLine((r.is_error ? "error result" : "result") +
+          (r.hidden ? "" : ": " + r.content)));
+        break;
+      case "pause":
+        at(tool(r.call_id)).lines.push(eventLine(`paused: ${r.request.reason}`));
+        break;
+      case "error": {
+        const node = r.operation === "tool" && b.lastTool ? b.lastTool : r.operation === "model" ? model() : null;
+        const line = eventLine(`${r.operation} failed (attempt ${r.attempt}): ${r.error.type}` +
+          (r.error.message ? ": " + r.error.message : ""));
+        (node ? at(node).lines : b.lines).push(line);
+        break;
+      }
+      case "retry":
+      case "fallback": {
+        const node = r.operation === "tool" && b.lastTool ? b.lastTool : r.operation === "model" ? model() : null;
+        const line = eventLine(r.kind === "retry"
+          ? `retry → attempt ${r.attempt} after ${r.delay}s${r.changed ? " (changed)" : ""}`
+          : `fallback for attempt ${r.attempt}`);
+        (node ? at(node).lines : b.lines).push(line);
+        break;
+      }
+      case "discarded":
+        at(model()).lines.push(eventLine(`attempt ${r.attempt} discarded (${r.reason})`));
+        break;
+      case "shadow": {
+        const line = eventLine(`shadow ${r.callback} at ${r.point}: live ${r.live}, would ${r.would}`);
+        (r.call_id ? at(tool(r.call_id)).lines : b.lines).push(line);
+        break;
+      }
+      case "stop":
+        b.lines.push(eventLine(`stopped: ${r.reason}`));
+        break;
+      default:
+        b.lines.push(eventLine(r.kind));
+    }
+  }
+  return { branches: [...branches.values()], finished };
+}
+
+function renderNode(node) {
+  const took = node.start !== null && node.end > node.start
+    ? ` · ${((node.end - node.start) * 1000).toFixed(1)} ms` : "";
+  return el("li", { className: "node" }, el("span", { className: "label", text: node.label }),
+    el("span", { className: "meta", text: took }), el("ul", {}, ...node.lines));
+}
+
+function renderTrace(records) {
+  const { branches, finished } = buildTree(records);
+  const tree = el("ul", { className: "tree" });
+  for (const b of branches) {
+    const depth = b.branch.split("/").length - 1;
+    tree.append(el("li", { className: "node", "data-branch": b.branch },
+      el("span", { className: "label", text: `agent ${b.agent}${depth ? " (sub-agent)" : ""}` }),
+      el("span", { className: "meta", text: b.branch }),
+      el("ul", {}, ...b.lines, ...b.items.map(renderNode))));
+  }
+  document.getElementById("tree").replaceChildren(tree);
+  const status = document.getElementById("status");
+  if (finished) {
+    const state = finished.kind === "failed" ? "failed" : finished.status;
+    const usage = finished.usage ? ` · ${finished.usage.input_tokens} in / ${finished.usage.output_tokens} out tokens` : "";
+    const output = finished.output ? ` · ${finished.output}` : "";
+    status.textContent = (finished.kind === "failed" ? `failed: ${finished.error}` : `finished: ${state}`) +
+      usage + output;
+    status.className = "status " + state;
+  }
+}
+
+function trace() {
+  const runId = decodeURIComponent(location.pathname.split("/").pop());
+  document.getElementById("run-id").textContent = runId;
+  const status = document.getElementById("status");
+  const records = [];
+  const source = new EventSource(`/api/runs/${encodeURIComponent(runId)}/events`);
+  source.addEventListener("open", () => {
+    if (!records.length) status.textContent = "waiting for records…";
+  });
+  source.addEventListener("record", (message) => {
+    records.push(JSON.parse(message.data));
+    if (status.className === "status") status.textContent = "running…";
+    renderTrace(records);
+  });
+  source.addEventListener("end", () => {
+    source.close();
+    if (status.className === "status") status.textContent = "records so far (the run is not running here)";
+  });
+  source.addEventListener("error", () => {
+    source.close();
+    if (!records.length) notice("no records of this run here", true);
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const page = document.body.getAttribute("data-page");
+  if (page === "inbox") inbox();
+  else if (page === "trace") trace();
+});
