@@ -185,7 +185,7 @@ async function submit(run, section) {
 
 function runSection(run) {
   const section = el("section", { className: "run", "data-run": run.run_id });
-  const when = new Date(run.time * 1000).toLocaleString();
+  const when = run.time ? new Date(run.time * 1000).toLocaleString() : "unknown";
   section.append(el("h2", { text: `Run ${run.run_id.slice(0, 12)} · agent ${run.agent}` }));
   section.append(el("div", { className: "muted",
     text: `user ${run.user_id} · session ${run.session_id} · paused ${when} · ` }),
@@ -238,7 +238,7 @@ function buildTree(records) {
     if (r.kind === "finished" || r.kind === "failed") { finished = r; continue; }
     if (r.kind === "started") continue;
     if (!branches.has(r.branch)) {
-      branches.set(r.branch, { agent: r.agent, branch: r.branch, lines: [], items: [],
+      branches.set(r.branch, { agent: r.agent, branch: r.branch, items: [],
                                calls: new Map(), model: null, lastTool: null });
     }
     const b = branches.get(r.branch);
@@ -252,7 +252,7 @@ function buildTree(records) {
       return b.lastTool;
     };
     const model = () => {
-      if (!b.model) { b.model = newNode("model"); b.items.push(b.model); }
+      if (!b.model) { b.model = newNode("model step"); b.items.push(b.model); }
       return b.model;
     };
     const at = (node) => {
@@ -263,15 +263,27 @@ function buildTree(records) {
     switch (r.kind) {
       case "hook":
         if (r.call_id) at(tool(r.call_id)).lines.push(hookLine(r));
-        else if (r.point.includes("model") || r.point.includes("output")) at(model()).lines.push(hookLine(r));
-        else b.lines.push(hookLine(r));
+        else if (r.point === "before_model" || r.point === "wrap_model") {
+          // a model step starts with its before hooks; its attempt joins the same node
+          if (!b.model || b.model.attempted || r.point === "before_model") {
+            b.model = newNode("model step");
+            b.items.push(b.model);
+          }
+          at(b.model).lines.push(hookLine(r));
+        } else if (r.point.includes("model") || r.point.includes("output")) at(model()).lines.push(hookLine(r));
+        else b.items.push(hookLine(r));
         break;
       case "user":
-        b.lines.push(eventLine("asked" + (r.hidden ? "" : ": " + r.message.content)));
+        b.items.push(eventLine("asked" + (r.hidden ? "" : ": " + r.message.content)));
         break;
       case "model_attempt":
-        b.model = newNode(`model step · attempt ${r.attempt}`);
-        b.items.push(at(b.model));
+        if (!b.model || b.model.attempted) {
+          b.model = newNode("model step");
+          b.items.push(b.model);
+        }
+        b.model.attempted = true;
+        b.model.label = `model step · attempt ${r.attempt}`;
+        at(b.model).lines.push(eventLine(`called with ${r.messages.length} messages`));
         break;
       case "model_response": {
         const node = at(model());
@@ -301,7 +313,7 @@ function buildTree(records) {
         const node = r.operation === "tool" && b.lastTool ? b.lastTool : r.operation === "model" ? model() : null;
         const line = eventLine(`${r.operation} failed (attempt ${r.attempt}): ${r.error.type}` +
           (r.error.message ? ": " + r.error.message : ""));
-        (node ? at(node).lines : b.lines).push(line);
+        (node ? at(node).lines : b.items).push(line);
         break;
       }
       case "retry":
@@ -310,7 +322,7 @@ function buildTree(records) {
         const line = eventLine(r.kind === "retry"
           ? `retry → attempt ${r.attempt} after ${r.delay}s${r.changed ? " (changed)" : ""}`
           : `fallback for attempt ${r.attempt}`);
-        (node ? at(node).lines : b.lines).push(line);
+        (node ? at(node).lines : b.items).push(line);
         break;
       }
       case "discarded":
@@ -318,14 +330,14 @@ function buildTree(records) {
         break;
       case "shadow": {
         const line = eventLine(`shadow ${r.callback} at ${r.point}: live ${r.live}, would ${r.would}`);
-        (r.call_id ? at(tool(r.call_id)).lines : b.lines).push(line);
+        (r.call_id ? at(tool(r.call_id)).lines : b.items).push(line);
         break;
       }
       case "stop":
-        b.lines.push(eventLine(`stopped: ${r.reason}`));
+        b.items.push(eventLine(`stopped: ${r.reason}`));
         break;
       default:
-        b.lines.push(eventLine(r.kind));
+        b.items.push(eventLine(r.kind));
     }
   }
   return { branches: [...branches.values()], finished };
@@ -346,7 +358,7 @@ function renderTrace(records) {
     tree.append(el("li", { className: "node", "data-branch": b.branch },
       el("span", { className: "label", text: `agent ${b.agent}${depth ? " (sub-agent)" : ""}` }),
       el("span", { className: "meta", text: b.branch }),
-      el("ul", {}, ...b.lines, ...b.items.map(renderNode))));
+      el("ul", {}, ...b.items.map((item) => (item.lines ? renderNode(item) : item)))));
   }
   document.getElementById("tree").replaceChildren(tree);
   const status = document.getElementById("status");

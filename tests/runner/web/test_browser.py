@@ -1,0 +1,148 @@
+"""The pages in a real browser: Debian's chromium, driven by selenium through chromedriver.
+
+A paused run made by another process waits in a SQLite store; the test opens the inbox
+with the printed address, approves one request and rejects the other, and follows the
+link to the trace page until the run has finished there. Screenshots of each page are
+kept under ``test-artifacts/web/`` at the repository's root (gitignored).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from examples.web_inbox import make_runner
+from runner.web import Server, serve_in_thread
+from tests.helpers import ROOT
+from tests.runner.web.conftest import ListingStore
+
+pytestmark = pytest.mark.subprocess
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+ARTIFACTS = ROOT / "test-artifacts" / "web"
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1200,900",
+)
+WAIT = 60.0  # seconds a page may take to show what the test waits for (a bound, not a check)
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """A headless chromium with a fresh profile, quit after the test; a machine without
+    chromium or its driver fails the test saying what to install."""
+    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
+    if missing:
+        pytest.fail(
+            f"the browser tests need {' and '.join(missing)}: "
+            "apt-get install -y chromium chromium-driver (make setup does it as root)"
+        )
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.fail("the browser tests need selenium: pip install -e '.[dev]'")
+    profile = tempfile.mkdtemp(prefix="hookline-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (*FLAGS, f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def paused_elsewhere(tmp_path: Path) -> tuple[Path, str]:
+    """A store file holding a run another process paused, and that run's id."""
+    database = tmp_path / "sessions.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.helpers.web_pause", str(database)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return database, done.stdout.strip()
+
+
+@pytest.fixture
+def server(paused_elsewhere: tuple[Path, str]) -> Iterator[Server]:
+    """The inbox over that store, on 127.0.0.1 at a free port, content served."""
+    database, _ = paused_elsewhere
+    with (
+        ListingStore(database) as store,
+        serve_in_thread(make_runner, store, capture=True) as running,
+    ):
+        yield running
+
+
+def shot(driver: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(ARTIFACTS / name))
+
+
+def test_a_person_approves_and_rejects_and_watches_the_run_finish(
+    browser: Any, server: Server, paused_elsewhere: tuple[Path, str]
+) -> None:
+    """Approve one deletion, reject the other, follow the link: the trace shows the run
+    completed with the approved call's result and the hook decisions of the resume."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as shown
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _, run_id = paused_elsewhere
+    wait = WebDriverWait(browser, WAIT)
+    browser.get(server.address)
+    cards = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-request]") or None)
+    assert [c.find_element(By.CLASS_NAME, "reason").text for c in cards] == [
+        "delete old.log?",
+        "delete notes.txt?",
+    ]
+    assert server.token is not None and server.token not in browser.current_url
+    assert "AskBeforeDeleting" in cards[0].text
+    shot(browser, "inbox-paused.png")
+
+    first, second = (c.get_attribute("data-request") for c in cards)
+    browser.find_element(
+        By.CSS_SELECTOR, f'input[name="decision-{first}"][value="approve"]'
+    ).click()
+    browser.find_element(
+        By.CSS_SELECTOR, f'input[name="decision-{second}"][value="reject"]'
+    ).click()
+    message = browser.find_element(By.CSS_SELECTOR, f'[data-request="{second}"] [data-message]')
+    message.send_keys("keep the notes")
+    browser.find_element(By.CSS_SELECTOR, f'button[data-submit="{run_id}"]').click()
+    link = wait.until(shown.element_to_be_clickable((By.CSS_SELECTOR, "a.trace-link")))
+    shot(browser, "inbox-decided.png")
+
+    link.click()
+    wait.until(shown.text_to_be_present_in_element((By.ID, "status"), "finished"))
+    status = browser.find_element(By.ID, "status")
+    assert "completed" in status.get_attribute("class")
+    assert "Done: deleted old.log; keep the notes" in status.text
+    tree = browser.find_element(By.ID, "tree").text
+    assert "tool delete_file (call c1)" in tree and "before_tool" in tree
+    shot(browser, "trace-finished.png")
+
+    browser.get(server.url("/"))
+    wait.until(shown.text_to_be_present_in_element((By.ID, "runs"), "Nothing waits."))
