@@ -118,7 +118,8 @@ def test_a_person_approves_and_rejects_and_watches_the_run_finish(
         "delete old.log?",
         "delete notes.txt?",
     ]
-    assert server.token is not None and server.token not in browser.current_url
+    assert server.token is not None
+    assert server.token not in browser.current_url
     assert "AskBeforeDeleting" in cards[0].text
     shot(browser, "inbox-paused.png")
 
@@ -141,7 +142,8 @@ def test_a_person_approves_and_rejects_and_watches_the_run_finish(
     assert "completed" in status.get_attribute("class")
     assert "Done: deleted old.log; keep the notes" in status.text
     tree = browser.find_element(By.ID, "tree").text
-    assert "tool delete_file (call c1)" in tree and "before_tool" in tree
+    assert "tool delete_file (call c1)" in tree
+    assert "before_tool" in tree
     shot(browser, "trace-finished.png")
 
     browser.get(server.url("/"))
