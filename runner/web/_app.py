@@ -355,10 +355,10 @@ def _page(request: Request, name: str) -> Response:
 async def _replay(records: Sequence[JSON]) -> AsyncIterator[dict[str, str]]:
     for record in records:
         yield {"event": "record", "data": json.dumps(record)}
-    yield {"event": "end", "data": "{}"}
+    yield {"event": "end", "data": '{"kind": "end"}'}
 
 
 async def _follow(live: Live) -> AsyncIterator[dict[str, str]]:
     async for record in live.watch():
         yield {"event": "record", "data": json.dumps(record)}
-    yield {"event": "end", "data": "{}"}
+    yield {"event": "end", "data": '{"kind": "end"}'}

@@ -34,11 +34,13 @@ def both(paused: RunResult, second: str = "reject") -> dict[str, Any]:
 def records(c: TestClient | httpx.Client, run_id: str) -> list[dict[str, Any]]:
     """The run's records as its event stream sends them, to its end."""
     text = c.get(f"/api/runs/{run_id}/events").text
-    return [
-        json.loads(line.removeprefix("data:").strip())
+    sent = [
+        json.loads(line.removeprefix("data:"))
         for line in text.splitlines()
-        if line.startswith("data:") and line.strip() != "data: {}"
+        if line.startswith("data:")
     ]
+    assert sent[-1] == {"kind": "end"}
+    return sent[:-1]
 
 
 def test_the_inbox_lists_each_request_with_reason_hook_and_call(
