@@ -225,6 +225,7 @@ def record_json(record: object, content: bool) -> JSON | None:  # noqa: PLR0911,
                 "kind": "tool_attempt",
                 "call_id": call.id,
                 "attempt": attempt,
+                "args": dict(call.args) if content else None,  # as it ran: an edit's
             }
         case ToolResultEvent(call=call, result=answer):
             return _base(record, content) | {

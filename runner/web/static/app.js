@@ -300,7 +300,8 @@ function buildTree(records) {
         break;
       }
       case "tool_attempt":
-        at(tool(r.call_id)).lines.push(eventLine(`ran · attempt ${r.attempt}`));
+        at(tool(r.call_id)).lines.push(eventLine(`ran · attempt ${r.attempt}` +
+          (r.hidden ? "" : " with " + JSON.stringify(r.args))));
         break;
       case "tool_result":
         at(tool(r.call_id)).lines.push(eventLine((r.is_error ? "error result" : "result") +
