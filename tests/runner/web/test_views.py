@@ -93,9 +93,11 @@ def test_each_record_keeps_its_shape_and_hides_its_content(record: object, kind:
     """With content off a record says its kind, where and when, and nothing of the run's
     content; with content on the content is there."""
     hidden, shown = record_json(record, False), record_json(record, True)
-    assert hidden is not None and shown is not None
+    assert hidden is not None
+    assert shown is not None
     assert hidden["kind"] == shown["kind"] == kind
-    assert hidden["hidden"] is True and shown["hidden"] is False
+    assert hidden["hidden"] is True
+    assert shown["hidden"] is False
     assert SECRET not in json.dumps(hidden)
     if kind not in ("retry", "fallback", "discarded", "stop", "started"):
         assert SECRET in json.dumps(shown), kind
