@@ -97,6 +97,7 @@ def _check(request: PendingRequest, value: object, schema: Mapping[str, Any] | N
     if schema is None:
         return
     try:
+        jsonschema.Draft202012Validator.check_schema(dict(schema))
         validator = jsonschema.Draft202012Validator(dict(schema))
         error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     except jsonschema.exceptions.SchemaError as exc:
