@@ -87,9 +87,12 @@ def dump_events(events: Iterable[StreamEvent]) -> str:
                 msg = f"{_LABEL}: events[{index}] must be an event of a run, got {got(event)}"
                 raise TypeError(msg)
             data = encode(event, f"events[{index}]")
-            lines.append(
-                json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-            )
+            try:
+                line = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+            except (TypeError, ValueError) as exc:  # a value inside a message, call or result
+                msg = f"{_LABEL}: cannot hold events[{index}] = {got(event)}: {exc}"
+                raise TypeError(msg) from None
+            lines.append(line)
     finally:
         LABEL.reset(token)
     if not lines:

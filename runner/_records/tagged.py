@@ -38,6 +38,8 @@ import dataclasses
 import json
 import math
 import sys
+import types
+import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from types import MappingProxyType
@@ -370,20 +372,72 @@ def _decode_bytes(data: object, where: str, depth: int) -> bytes:
 
 
 def _record(cls: type[Any]) -> Callable[[object, str, int], Any]:
-    """A decoder for dataclass ``cls``: exactly its fields, each decoded, then ``cls(**them)``."""
+    """A decoder for dataclass ``cls``: exactly its fields, each decoded and of its field's
+    type (``_fits``), then ``cls(**them)``."""
     names = tuple(field.name for field in dataclasses.fields(cls))
+    hints: dict[str, Any] = {}
 
     def decode(data: object, where: str, depth: int) -> Any:
         fields = _dict(data, where)
         if set(fields) != set(names):
             _refuse(where, f"an object with exactly the fields {list(names)}", fields)
         values = {name: _decode(fields[name], f"{where}.{name}", depth) for name in names}
+        if not hints:  # resolved once, on first use: every module is imported by then
+            hints.update(typing.get_type_hints(cls))
+        for name, value in values.items():
+            if not _fits(value, hints[name]):
+                _refuse(f"{where}.{name}", _shown(hints[name]), value)
         try:
             return cls(**values)
         except (TypeError, ValueError) as exc:
             _refuse(where, f"the fields of a {cls.__name__}", fields, f" ({exc})")
 
     return decode
+
+
+def _fits(value: object, hint: Any) -> bool:
+    """Whether ``value`` is of type ``hint`` (a field's annotation), as far as JSON can say:
+    an int fits ``float``; a tuple's items, a union's members and literals are checked; a
+    mapping or a sequence is checked to be one, its items are the decoders' own."""
+    if hint is Any:
+        return True
+    if hint is float:
+        return type(value) is float or type(value) is int
+    if hint in (int, str, bool):
+        return type(value) is hint
+    if hint is None or hint is type(None):
+        return value is None
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return _fits_generic(value, typing.get_origin(hint), typing.get_args(hint))
+
+
+def _fits_generic(value: object, origin: object, args: tuple[Any, ...]) -> bool:
+    """``_fits`` for a union, a literal, a tuple and a generic class (``Mapping[str, Any]``)."""
+    if origin is typing.Union or origin is types.UnionType:
+        fits = any(_fits(value, member) for member in args)
+    elif origin is typing.Literal:
+        fits = any(type(value) is type(arg) and value == arg for arg in args)
+    elif origin is tuple:
+        items = cast("tuple[object, ...]", value)
+        if type(value) is not tuple:
+            fits = False
+        elif len(args) == 2 and args[1] is Ellipsis:
+            fits = all(_fits(item, args[0]) for item in items)
+        else:
+            fits = len(items) == len(args) and all(map(_fits, items, args))
+    elif isinstance(origin, type):
+        fits = isinstance(value, origin)
+    else:  # no check this function knows (a TypeVar, say): the decoders' own checks stand
+        fits = True
+    return fits
+
+
+def _shown(hint: Any) -> str:
+    """A field's type as an error message names it."""
+    if isinstance(hint, type):
+        return f"a {hint.__name__}"
+    return f"a {hint}".replace("typing.", "").replace("collections.abc.", "")
 
 
 def _checked(decode: Callable[..., Any], cls: type[Any]) -> Callable[[object, str, int], Any]:
