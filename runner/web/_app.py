@@ -25,7 +25,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
 from importlib.resources import files
-from typing import Any, Final, Protocol, TypeAlias, cast, final
+from typing import Any, Final, TypeAlias, final
 
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
@@ -36,10 +36,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-import runner as _runner
 from hooks import BEFORE_TOOL, HookEvent, observing
 from runner import (
+    InboxStore,
     InvalidDecisions,
+    PausedRun,
     PendingRequest,
     ResumeRefused,
     Runner,
@@ -47,12 +48,14 @@ from runner import (
     RunState,
     SessionBusy,
     SessionStore,
+    inbox_store,
+    load_events,
 )
 from runner._telemetry.genai import capture_from_env
 from runner.web._decide import BadDecision, parse_decisions
 from runner.web._live import Live, LiveRuns
 from runner.web._security import LOCAL_HOSTS, Auth, Guard, new_token, set_csrf_cookie
-from runner.web._views import JSON, PausedLike, finished_json, paused_json, record_json
+from runner.web._views import JSON, finished_json, paused_json, record_json
 
 __all__ = ["RunnerSource", "WebApp", "inbox_app"]
 
@@ -61,14 +64,6 @@ RunnerSource: TypeAlias = Runner | Callable[[SessionStore], Runner]
 
 _STATIC: Final = files("runner.web") / "static"
 _MAX_BODY: Final = 1024 * 1024  # a decision form is small: a larger body is refused
-
-
-class _ListsPaused(Protocol):
-    def list_paused(self, *, limit: int | None = None) -> Sequence[PausedLike]: ...
-
-
-class _LoadsRecords(Protocol):
-    def load_records(self, run_id: str, /) -> str | None: ...
 
 
 @final
@@ -110,6 +105,7 @@ def inbox_app(
     unset. ``hosts`` are the ``Host`` names served (127.0.0.1 and localhost unless
     given); ``agui`` is mounted at ``/agui``.
     """
+    checked_store = inbox_store(store)  # a 0.2 store lacking list_paused is refused here
     made: object = runner if isinstance(runner, Runner) else runner(store)
     if not isinstance(made, Runner):
         msg = f"runner must be a Runner or make one from the store, got {type(made).__name__}"
@@ -121,7 +117,7 @@ def inbox_app(
         msg = "token must be a str of at least 16 characters"
         raise ValueError(msg)
     content = capture_from_env() if capture is None else capture
-    inbox = _Inbox(made, store, content)
+    inbox = _Inbox(made, checked_store, content)
     routes = [
         Route("/", inbox.page_inbox),
         Route("/trace/{run_id}", inbox.page_trace),
@@ -149,7 +145,7 @@ def _error(status: int, message: str) -> JSONResponse:
 class _Inbox:
     __slots__ = ("_deciding", "_live", "_tasks", "content", "runner", "store")
 
-    def __init__(self, runner: Runner, store: SessionStore, content: bool) -> None:
+    def __init__(self, runner: Runner, store: InboxStore, content: bool) -> None:
         self.runner: Final = runner
         self.store: Final = store
         self.content: Final = content
@@ -168,16 +164,12 @@ class _Inbox:
     # -- the inbox --------------------------------------------------------------------
 
     async def paused(self, request: Request) -> Response:
-        lister = getattr(self.store, "list_paused", None)
-        if lister is None:
-            return _error(
-                501,
-                f"the session store {type(self.store).__name__} cannot list paused runs: "
-                "it needs SessionStore.list_paused (hookline 0.3)",
-            )
-        runs = await run_in_threadpool(cast(_ListsPaused, self.store).list_paused)
+        try:
+            runs = await run_in_threadpool(self.store.list_paused)
+        except ValueError as exc:  # a damaged paused run: the store names it and its file
+            return _error(500, str(exc))
         chains = self._chains(runs)
-        pausers = await self._pausers(runs)
+        pausers = self._pausers(runs)
         schemas = self._schemas(run.pending for run in runs)
         listed = [
             paused_json(run, self.content, chains.get(run.agent, {}), pausers, schemas)
@@ -185,7 +177,7 @@ class _Inbox:
         ]
         return JSONResponse({"runs": listed, "content": self.content})
 
-    def _chains(self, runs: Sequence[PausedLike]) -> dict[str, dict[str, list[str]]]:
+    def _chains(self, runs: Sequence[PausedRun]) -> dict[str, dict[str, list[str]]]:
         """The ``before_tool`` chain of each paused call's tool, by agent then tool."""
         chains: dict[str, dict[str, list[str]]] = {}
         for run in runs:
@@ -203,14 +195,18 @@ class _Inbox:
                 by_tool[pending.call.name] = [step.callback for step in explained.steps]
         return chains
 
-    async def _pausers(self, runs: Sequence[PausedLike]) -> dict[str, str]:
-        """The callback that paused each request, by request id, where the records say."""
+    def _pausers(self, runs: Sequence[PausedRun]) -> dict[str, str]:
+        """The callback that paused each request, by request id, where this server saw
+        it: a run it resumed that paused again (hook decisions reach the records of
+        runs this server drives; a store's records hold a run's events, not its hooks)."""
         found: dict[str, str] = {}
         for run in runs:
-            records = await self._records(run.run_id)
+            live = self._live.get(run.run_id)
+            if live is None:
+                continue
             paused_calls = {
                 record["call_id"]: record["callback"]
-                for record in records or ()
+                for record in live.records
                 if record["kind"] == "hook"
                 and record["outcome"] == "pause"
                 and record["callback"] is not None
@@ -226,19 +222,19 @@ class _Inbox:
         live = self._live.get(run_id)
         if live is not None:
             return list(live.records)
-        if not callable(getattr(self.store, "load_records", None)):
+        text = await run_in_threadpool(self.store.load_records, run_id)
+        if text is None:
             return None
-        loader = getattr(_runner, "load_events", None)
-        text = await run_in_threadpool(cast(_LoadsRecords, self.store).load_records, run_id)
-        if text is None or loader is None:
-            return None
-        events = cast(Callable[[str], Sequence[object]], loader)(text)
+        events = load_events(text)  # a damaged record is a ValueError naming its line
         shaped = (record_json(event, self.content) for event in events)
         return [record | {"seq": n} for n, record in enumerate(shaped) if record is not None]
 
     async def run(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]
-        records = await self._records(run_id)
+        try:
+            records = await self._records(run_id)
+        except ValueError as exc:
+            return _error(500, f"the records of run {run_id[:80]} are damaged: {exc}")
         live = self._live.get(run_id)
         if records is None:
             return _error(404, f"no records of run {run_id[:80]!r} here")
@@ -251,7 +247,10 @@ class _Inbox:
         run_id = request.path_params["run_id"]
         live = self._live.get(run_id)
         if live is None:
-            records = await self._records(run_id)
+            try:
+                records = await self._records(run_id)
+            except ValueError as exc:
+                return _error(500, f"the records of run {run_id[:80]} are damaged: {exc}")
             if records is None:
                 return _error(404, f"no records of run {run_id[:80]!r} here")
             return EventSourceResponse(_replay(records))

@@ -12,7 +12,7 @@ human who decides, shown always.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, TypeAlias
+from typing import Any, TypeAlias
 
 from hooks import HookEvent, Message, ToolCall, Usage
 from runner import (
@@ -22,6 +22,7 @@ from runner import (
     FallbackEvent,
     ModelAttemptEvent,
     ModelResponseEvent,
+    PausedRun,
     PauseEvent,
     PendingRequest,
     RetryEvent,
@@ -36,30 +37,13 @@ from runner import (
     UserMessageEvent,
 )
 
-__all__ = ["JSON", "PausedLike", "finished_json", "paused_json", "record_json", "request_json"]
+__all__ = ["JSON", "finished_json", "paused_json", "record_json", "request_json"]
 
 JSON: TypeAlias = dict[str, Any]
 
 
-class PausedLike(Protocol):
-    """A paused run as ``SessionStore.list_paused`` lists it."""
-
-    @property
-    def run_id(self) -> str: ...
-    @property
-    def user_id(self) -> str: ...
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def agent(self) -> str: ...
-    @property
-    def time(self) -> float: ...
-    @property
-    def pending(self) -> Sequence[PendingRequest]: ...
-
-
 def paused_json(
-    run: PausedLike,
+    run: PausedRun,
     content: bool,
     hooks: Mapping[str, Sequence[str]],
     pausers: Mapping[str, str],

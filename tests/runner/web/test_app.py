@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -11,9 +12,10 @@ import pytest
 from starlette.testclient import TestClient
 
 from examples.web_inbox import make_runner, pause_one
+from hooks import Approve, Reject
 from runner import InMemorySessions, RunResult, SQLiteSessionStore
 from runner.web import WebApp, inbox_app
-from tests.runner.web.conftest import TOKEN, ListingStore
+from tests.runner.web.conftest import TOKEN, Store02
 
 BASE = "http://127.0.0.1"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
@@ -166,10 +168,10 @@ def test_two_deciders_on_one_server_one_wins(app: WebApp, paused: RunResult) -> 
     assert asyncio.run(_race([app, app], paused)) == [202, 409]
 
 
-def test_two_servers_on_one_store_one_wins(store: ListingStore, paused: RunResult) -> None:
+def test_two_servers_on_one_store_one_wins(store: SQLiteSessionStore, paused: RunResult) -> None:
     """Two servers (two stores on one file, as two processes have) deciding at once: the
     session's lease and the stored state let exactly one resume."""
-    with ListingStore(store.path) as other:
+    with SQLiteSessionStore(store.path) as other:
         apps = [
             inbox_app(make_runner, store, token=TOKEN),
             inbox_app(make_runner, other, token=TOKEN),
@@ -181,7 +183,7 @@ SECRET = "s3cr3t-path"
 
 
 def test_no_content_is_served_when_capture_is_off(
-    store: ListingStore, monkeypatch: pytest.MonkeyPatch
+    store: SQLiteSessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Capture off (the telemetry default): no argument, message or result reaches a
     page -- neither in the inbox nor in a resumed run's records -- unless asked."""
@@ -202,7 +204,7 @@ def test_no_content_is_served_when_capture_is_off(
 
 
 def test_capture_follows_the_telemetry_setting(
-    store: ListingStore, paused: RunResult, monkeypatch: pytest.MonkeyPatch
+    store: SQLiteSessionStore, paused: RunResult, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``capture=None`` reads OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, as
     telemetry does; ``capture=False`` wins over it."""
@@ -213,12 +215,48 @@ def test_capture_follows_the_telemetry_setting(
         assert c.get("/api/paused").json()["runs"][0]["pending"][0]["args"] is None
 
 
-def test_a_store_that_cannot_list_says_so(paused: RunResult) -> None:
-    """A store without list_paused (a 0.2 custom store) gets a 501 naming what it lacks."""
-    with SQLiteSessionStore(":memory:") as plain:
-        listed = client(inbox_app(make_runner, plain, token=TOKEN)).get("/api/paused")
-    assert listed.status_code == 501
-    assert "list_paused" in listed.json()["error"]
+def test_a_store_that_cannot_list_is_refused_when_the_app_is_made(tmp_path: Path) -> None:
+    """A store of 0.2's protocol (no list_paused, no records) is refused by ``inbox_app``
+    with a TypeError naming what it lacks; runs on it go on as before."""
+    with Store02(tmp_path / "s.db") as old, pytest.raises(TypeError, match="list_paused"):
+        inbox_app(make_runner, old, token=TOKEN)
+
+
+def test_the_trace_of_a_run_another_runner_finished_comes_from_the_store(
+    app: WebApp, store: SQLiteSessionStore, paused: RunResult
+) -> None:
+    """A run resumed elsewhere (not by this server) is drawn from the store's records:
+    its events, the resumed part's included, to the finished answer."""
+    first, other = paused.pending
+    with make_runner(store) as runner:
+        state = runner.paused(paused.run_id)
+        assert state is not None
+        runner.resume(state, {first.id: Approve(), other.id: Reject("keep notes")})
+    with client(app) as c:
+        body = c.get(f"/api/runs/{paused.run_id}").json()
+        streamed = records(c, paused.run_id)
+    assert body["live"] is False
+    assert [r["kind"] for r in body["records"]] == [r["kind"] for r in streamed]
+    kinds = [r["kind"] for r in streamed]
+    assert kinds.count("pause") == 2
+    assert "tool_result" in kinds
+    assert streamed[-1]["kind"] == "model_response"
+    assert streamed[-1]["text"] == "Done: deleted old.log; keep notes"
+
+
+def test_damaged_records_are_named_not_drawn(app: WebApp, store: SQLiteSessionStore) -> None:
+    """Records that are no run records give a 500 naming the run and the line."""
+
+    class Damaged:
+        def jsonl(self) -> str:
+            return '{"$t": "Nope"}\n'
+
+    store.save_records("r1", "u", "s", Damaged())
+    with client(app) as c:
+        for path in ("/api/runs/r1", "/api/runs/r1/events"):
+            damaged = c.get(path)
+            assert damaged.status_code == 500
+            assert "line 1" in damaged.json()["error"]
 
 
 def test_records_of_an_unknown_run_are_a_404(app: WebApp) -> None:
@@ -228,7 +266,7 @@ def test_records_of_an_unknown_run_are_a_404(app: WebApp) -> None:
         assert c.get("/api/runs/nope/events").status_code == 404
 
 
-def test_the_agui_mount_point_is_there(store: ListingStore) -> None:
+def test_the_agui_mount_point_is_there(store: SQLiteSessionStore) -> None:
     """``/agui`` answers 404 until an AG-UI app is mounted, then that app answers."""
 
     async def agui(scope: Any, receive: Any, send: Any) -> None:
@@ -241,7 +279,7 @@ def test_the_agui_mount_point_is_there(store: ListingStore) -> None:
         assert c.get("/agui/").text == "agui"
 
 
-def test_runner_must_be_a_runner_or_make_one(store: ListingStore) -> None:
+def test_runner_must_be_a_runner_or_make_one(store: SQLiteSessionStore) -> None:
     """A source that makes no Runner is refused when the app is made."""
     with pytest.raises(TypeError, match="must be a Runner"):
         inbox_app(lambda store: InMemorySessions(), store)  # type: ignore[arg-type,return-value]

@@ -1,7 +1,7 @@
 """The pages in a real browser: Debian's chromium, driven by selenium through chromedriver.
 
-A paused run made by another process waits in a SQLite store; the test opens the inbox
-with the printed address, approves one request and rejects the other, and follows the
+A paused run made by another process waits in a SQLite store; ``python -m runner.web``
+serves it (a third process); the test opens the inbox with the address it printed, approves one request and rejects the other, and follows the
 link to the trace page until the run has finished there. Screenshots of each page are
 kept under ``test-artifacts/web/`` at the repository's root (gitignored).
 """
@@ -18,10 +18,7 @@ from typing import Any
 
 import pytest
 
-from examples.web_inbox import make_runner
-from runner.web import Server, serve_in_thread
 from tests.helpers import ROOT
-from tests.runner.web.conftest import ListingStore
 
 pytestmark = pytest.mark.subprocess
 
@@ -86,14 +83,34 @@ def paused_elsewhere(tmp_path: Path) -> tuple[Path, str]:
 
 
 @pytest.fixture
-def server(paused_elsewhere: tuple[Path, str]) -> Iterator[Server]:
-    """The inbox over that store, on 127.0.0.1 at a free port, content served."""
+def server(paused_elsewhere: tuple[Path, str]) -> Iterator[str]:
+    """``python -m runner.web --capture`` over that store on 127.0.0.1 at a free port: the
+    address it printed (with the token); stopped after the test."""
     database, _ = paused_elsewhere
-    with (
-        ListingStore(database) as store,
-        serve_in_thread(make_runner, store, capture=True) as running,
-    ):
-        yield running
+    command = [
+        sys.executable,
+        "-m",
+        "runner.web",
+        "--store",
+        str(database),
+        "--agent",
+        "examples.web_inbox:make_runner",
+        "--capture",
+    ]
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("hookline inbox: http://127.0.0.1:"), line
+        yield line.split(": ", 1)[1].strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 def shot(driver: Any, name: str) -> None:
@@ -102,7 +119,7 @@ def shot(driver: Any, name: str) -> None:
 
 
 def test_a_person_approves_and_rejects_and_watches_the_run_finish(
-    browser: Any, server: Server, paused_elsewhere: tuple[Path, str]
+    browser: Any, server: str, paused_elsewhere: tuple[Path, str]
 ) -> None:
     """Approve one deletion, reject the other, follow the link: the trace shows the run
     completed with the approved call's result and the hook decisions of the resume."""
@@ -112,14 +129,14 @@ def test_a_person_approves_and_rejects_and_watches_the_run_finish(
 
     _, run_id = paused_elsewhere
     wait = WebDriverWait(browser, WAIT)
-    browser.get(server.address)
+    base, token = server.split("/?token=")
+    browser.get(server)
     cards = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-request]") or None)
     assert [c.find_element(By.CLASS_NAME, "reason").text for c in cards] == [
         "delete old.log?",
         "delete notes.txt?",
     ]
-    assert server.token is not None
-    assert server.token not in browser.current_url
+    assert token not in browser.current_url
     assert "AskBeforeDeleting" in cards[0].text
     shot(browser, "inbox-paused.png")
 
@@ -146,5 +163,5 @@ def test_a_person_approves_and_rejects_and_watches_the_run_finish(
     assert "before_tool" in tree
     shot(browser, "trace-finished.png")
 
-    browser.get(server.url("/"))
+    browser.get(base + "/")
     wait.until(shown.text_to_be_present_in_element((By.ID, "runs"), "Nothing waits."))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,3 +64,83 @@ def test_the_command_refuses_an_agent_it_cannot_load(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "--agent must be module.path:name" in done.stderr
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """``python -m runner.web`` on a store another process paused a run in, on a free
+    port: the address it printed and the run's id; stopped after the test."""
+    database = tmp_path / "sessions.db"
+    paused = subprocess.run(
+        [sys.executable, "-m", "tests.helpers.web_pause", str(database)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.strip()
+    command = [
+        sys.executable,
+        "-m",
+        "runner.web",
+        "--store",
+        str(database),
+        "--agent",
+        "examples.web_inbox:make_runner",
+        "--port",
+        "0",
+    ]
+    server = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        assert line.startswith("hookline inbox: http://127.0.0.1:"), server.stderr
+        yield line.split(": ", 1)[1].strip(), paused
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        assert server.stdout is not None
+        assert server.stderr is not None
+        server.stdout.close()
+        server.stderr.close()
+
+
+def test_the_command_serves_the_inbox_at_the_address_it_prints(served: tuple[str, str]) -> None:
+    """The printed address carries the token; without it the server refuses; with it,
+    the inbox lists the run another process paused (content hidden: capture is off)."""
+    address, run_id = served
+    base, token = address.split("/?token=")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(base + "/api/paused", timeout=30)
+    assert refused.value.code == 401
+    refused.value.close()
+    asked = urllib.request.Request(
+        base + "/api/paused", headers={"Authorization": f"Bearer {token}"}
+    )
+    with urllib.request.urlopen(asked, timeout=30) as response:
+        listed = json.load(response)
+    assert [run["run_id"] for run in listed["runs"]] == [run_id]
+    assert listed["content"] is False
+    assert listed["runs"][0]["pending"][0]["args"] is None
+
+
+def test_the_web_example_prints_the_address_and_the_waiting_run() -> None:
+    """``python -m examples.web_inbox`` (``make demo``) serves a paused run a moment,
+    prints the address with its token and the requests waiting, and ends."""
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.web_inbox", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("inbox: http://127.0.0.1:")
+    assert "?token=" in lines[0]
+    assert "delete old.log?" in lines[1]
+    assert "delete notes.txt?" in lines[2]
+    assert lines[-1].startswith("stopped; run ")

@@ -9,9 +9,9 @@ from starlette.requests import Request
 from starlette.testclient import TestClient
 
 from examples.web_inbox import make_runner
-from runner import RunResult
+from runner import RunResult, SQLiteSessionStore
 from runner.web import WebApp, inbox_app
-from tests.runner.web.conftest import TOKEN, ListingStore
+from tests.runner.web.conftest import TOKEN
 
 BASE = "http://127.0.0.1"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
@@ -31,7 +31,7 @@ def test_every_route_needs_the_token(app: WebApp, path: str) -> None:
         assert c.get(path, headers=BEARER).status_code != 401
 
 
-def test_a_fresh_token_is_made_and_printed_in_the_address(store: ListingStore) -> None:
+def test_a_fresh_token_is_made_and_printed_in_the_address(store: SQLiteSessionStore) -> None:
     """Without a token given the app makes a long random one; two apps never share it."""
     first, second = inbox_app(make_runner, store), inbox_app(make_runner, store)
     assert first.token is not None
@@ -95,7 +95,7 @@ def test_a_change_by_bearer_header_needs_no_csrf(app: WebApp, paused: RunResult)
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 def test_an_auth_hook_replaces_the_token(
-    store: ListingStore, paused: RunResult, is_async: bool
+    store: SQLiteSessionStore, paused: RunResult, is_async: bool
 ) -> None:
     """The application's auth hook decides each request (sync or async); no token is made."""
 
@@ -116,7 +116,7 @@ def test_an_auth_hook_replaces_the_token(
         assert decided.status_code == 403  # CSRF still applies to cookie-less auth hooks
 
 
-def test_a_short_token_is_refused(store: ListingStore) -> None:
+def test_a_short_token_is_refused(store: SQLiteSessionStore) -> None:
     """A token that is too short to be a secret is refused when the app is made."""
     with pytest.raises(ValueError, match="at least 16"):
         inbox_app(make_runner, store, token="short")
