@@ -1,9 +1,10 @@
 """The pages in a real browser: Debian's chromium, driven by selenium through chromedriver.
 
 A paused run made by another process waits in a SQLite store; ``python -m runner.web``
-serves it (a third process); the test opens the inbox with the address it printed, approves one request and rejects the other, and follows the
-link to the trace page until the run has finished there. Screenshots of each page are
-kept under ``test-artifacts/web/`` at the repository's root (gitignored).
+serves it (a third process); the test opens the inbox with the address it printed,
+approves one request and rejects the other, and follows the link to the trace page until
+the run has finished there. Screenshots of each page are kept under
+``test-artifacts/web/`` at the repository's root (gitignored).
 """
 
 from __future__ import annotations
