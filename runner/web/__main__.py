@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import cast
 
 from runner import Agent, Runner, SessionStore, SQLiteSessionStore
 from runner.web._app import RunnerSource, inbox_app
@@ -35,7 +36,7 @@ def load_source(spec: str) -> RunnerSource:
 
         return make
     if isinstance(found, Runner) or callable(found):
-        return found  # a factory: inbox_app checks what it makes
+        return cast(RunnerSource, found)  # a factory: inbox_app checks what it makes
     msg = f"--agent {spec!r} names no Agent, Runner or function making a Runner"
     raise SystemExit(msg)
 

@@ -13,9 +13,10 @@ way.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, final
+from typing import Any, Final, cast, final
 
-import jsonschema
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError
 
 from hooks import Approve, Decision, Edit, Reject, Respond
 from runner import PendingRequest
@@ -41,10 +42,10 @@ def parse_decisions(
     ``schemas`` are the tools' argument schemas by tool name (a tool without one takes
     any object). Every pending request must be decided: a resume answers them all.
     """
-    if not isinstance(body, dict) or not isinstance(body.get("decisions"), dict):
+    given = _object((_object(body) or {}).get("decisions"))
+    if given is None:  # no object, or one without a decisions object
         msg = 'the body must be a JSON object {"decisions": {request id: decision}}'
         raise BadDecision(msg)
-    given: dict[object, object] = body["decisions"]
     by_id = {request.id: request for request in pending}
     unknown = [key for key in given if key not in by_id]
     if unknown:
@@ -59,14 +60,19 @@ def parse_decisions(
     }
 
 
+def _object(value: object) -> dict[str, object] | None:
+    """``value`` if it is a JSON object (a dict), else ``None``."""
+    return cast(dict[str, object], value) if isinstance(value, dict) else None
+
+
 def _decision(
     request: PendingRequest, raw: object, schemas: Mapping[str, Mapping[str, Any]]
 ) -> Decision:
-    if not isinstance(raw, dict) or not isinstance(raw.get("kind"), str):
+    fields = _object(raw) or {}
+    kind = fields.get("kind")
+    if not isinstance(kind, str):
         msg = f'request {request.id}: a decision is an object with a "kind"'
         raise BadDecision(msg)
-    fields: dict[str, object] = raw
-    kind = fields["kind"]
     if kind not in request.allowed:
         msg = f"request {request.id}: {str(kind)[:40]!r} is not one of {list(request.allowed)}"
         raise BadDecision(msg)
@@ -79,14 +85,14 @@ def _decision(
             raise BadDecision(msg)
         return Reject(message or "rejected")
     if kind == "edit":
-        args = fields.get("args")
-        if not isinstance(args, dict):
+        args = _object(fields.get("args"))
+        if args is None:
             msg = f"request {request.id}: an edit's args are a JSON object"
             raise BadDecision(msg)
         _check(request, args, schemas.get(request.call.name))
         return Edit(args)
-    value = fields.get("value")
-    if not isinstance(value, dict):
+    value = _object(fields.get("value"))
+    if value is None:
         msg = f"request {request.id}: an answer's value is a JSON object"
         raise BadDecision(msg)
     _check(request, value, request.schema)
@@ -97,13 +103,16 @@ def _check(request: PendingRequest, value: object, schema: Mapping[str, Any] | N
     if schema is None:
         return
     try:
-        jsonschema.Draft202012Validator.check_schema(dict(schema))
-        validator = jsonschema.Draft202012Validator(dict(schema))
-        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-    except jsonschema.exceptions.SchemaError as exc:
+        Draft202012Validator.check_schema(dict(schema))
+        validator = Draft202012Validator(dict(schema))
+        # jsonschema's stubs leave iter_errors' overloads partly open
+        errors: list[ValidationError] = list(validator.iter_errors(cast(Any, value)))  # pyright: ignore[reportUnknownMemberType]
+        # the shallowest error first: a missing field before what is wrong inside another
+        error = min(errors, key=lambda each: len(each.absolute_path), default=None)
+    except SchemaError as exc:
         msg = f"request {request.id}: its schema is no JSON schema: {exc.message}"
         raise BadDecision(msg) from None
     if error is not None:
-        where = "/".join(str(part) for part in error.absolute_path) or "the value"
+        where = "/".join(map(str, error.absolute_path)) or "the value"
         msg = f"request {request.id}: {where}: {error.message}"
         raise BadDecision(msg)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any, Final, final
 
@@ -71,7 +71,7 @@ def serve_in_thread(
     host: str = "127.0.0.1",
     port: int = 0,
     **options: Any,
-) -> Iterator[Server]:
+) -> Generator[Server]:
     """Serve ``inbox_app(runner, store, **options)`` on a thread until the block ends.
 
     Started when the block begins (its socket listening), stopped and joined when it
