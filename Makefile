@@ -70,6 +70,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.openai_adapter
 	$(BIN)/python -m benchmarks.streaming
 	$(BIN)/python -m benchmarks.stream_runner
+	$(BIN)/python -m benchmarks.stream_hold
 	$(BIN)/python -m benchmarks.telemetry
 	$(BIN)/python -m benchmarks.sessions
 	$(BIN)/python -m benchmarks.loop_stall

@@ -111,6 +111,7 @@ from hooks._points import (
 )
 from hooks._policies.approval import RequireApproval
 from hooks._policies.audit import AuditBroken, AuditHead, HashChainAudit
+from hooks._policies.budget import Budget
 from hooks._policies.loop_guard import LoopGuard
 from hooks._policies.redact import Redact
 from hooks._policies.truncate import TruncateToolResult
@@ -181,6 +182,7 @@ __all__ = [
     "BeforePoint",
     "BeforeResult",
     "BeforeTool",
+    "Budget",
     "CallState",
     "Callbacks",
     "ChainStep",

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from hooks import (
     Callbacks,
@@ -29,9 +29,11 @@ from runner._retry import RetryPolicy
 from runner._run.drive import complete
 from runner._run.launch import Launcher
 from runner._run.resume import checked_decisions
+from runner._run.run import Run
 from runner._run.tracer import Tracer
 from runner._sessions.store import SessionStore
 from runner._streaming.channel import Channel
+from runner._streaming.hold import Hold, checked_hold
 from runner._streaming.trampoline import Outcome, trampoline
 
 if TYPE_CHECKING:  # the extra hookline[otel]; imported at run time only when given
@@ -239,13 +241,14 @@ class Runner:
         finally:
             await self._launcher.afinish(run)
 
-    async def stream(
+    def stream(
         self,
         message: str | Message,
         *,
         user_id: str = "user",
         session_id: str | None = None,
         callbacks: Callbacks = (),
+        hold: Hold = "auto",
     ) -> AsyncGenerator[StreamEvent, None]:
         """``arun`` as it happens: an async iterator of the run's events, in order.
 
@@ -259,13 +262,67 @@ class Runner:
         stream): a slow consumer slows it. A consumer that stops iterating (``break``,
         then ``aclose()``; or cancellation) cancels the run: nothing is saved to the
         session, and ``aclose()`` returns once the run has ended.
+
+        ``hold`` says when a model's pieces go out: ``"output"`` once ``after_model``
+        has passed the whole answer (an answer it replaced goes out instead, as one
+        ``TextDelta``), ``"none"`` / ``None`` as they are generated, an int ``N`` each
+        time ``after_model`` has passed the text so far, checked every ``N``
+        characters; ``"auto"`` (the default) holds the pieces of the agents with an
+        ``after_model`` hook, as ``"output"``. Anything else raises ``TypeError`` /
+        ``ValueError`` when the stream starts. The arguments are checked as the stream
+        starts (on the first item asked for), as every error of the run comes.
         """
-        channel = Channel()
-        message = as_message(message)
+
+        async def start(
+            channel: Channel,
+        ) -> tuple[Run, Callable[[], Coroutine[Any, Any, RunResult]]]:
+            text = as_message(message)
+            run = await self._launcher.astart(text, user_id, session_id, callbacks, channel=channel)
+            return run, lambda: run.run(self.agent, text)
+
+        return self._events(start, hold)
+
+    def resume_stream(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        *,
+        callbacks: Callbacks = (),
+        hold: Hold = "auto",
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """``aresume`` as it happens: the resumed run's events, as ``stream`` yields a run's.
+
+        ``RunStartedEvent`` (the paused run's id and session) first, ``RunFinishedEvent``
+        last; between them what the resumed run records and streams: the paused calls
+        going on (an approved or edited call runs, a rejected one answers with its error
+        result), then the model turns after them. ``hold`` as in ``stream``. A refusal
+        (``InvalidDecisions``, ``ResumeRefused``, as ``resume`` refuses) is raised when
+        the stream starts, before any event; nothing runs and nothing is saved.
+        """
+
+        async def start(
+            channel: Channel,
+        ) -> tuple[Run, Callable[[], Coroutine[Any, Any, RunResult]]]:
+            paused, every = checked_decisions(self.agent, state, decisions)
+            run = await self._launcher.aresumed(paused, every, callbacks, channel=channel)
+            return run, lambda: run.resume(self.agent, paused)
+
+        return self._events(start, hold)
+
+    async def _events(
+        self,
+        start: Callable[
+            [Channel], Awaitable[tuple[Run, Callable[[], Coroutine[Any, Any, RunResult]]]]
+        ],
+        hold: object,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """The events of the run ``start`` makes (with the channel it streams into), from
+        its start to its finish, the run stepped by the stream."""
+        channel = Channel(hold=checked_hold(hold))
         launcher = self._launcher
-        run = await launcher.astart(message, user_id, session_id, callbacks, channel=channel)
+        run, body = await start(channel)
         outcome: Outcome[RunResult] = Outcome()
-        steps = trampoline(lambda: run.run(self.agent, message), channel, outcome)
+        steps = trampoline(body, channel, outcome)
         try:
             yield RunStartedEvent(
                 run_id=run.id,

@@ -12,7 +12,7 @@ import secrets
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from hooks import Callbacks, Decision, DispatchPolicy, Message
 from runner._agent import Agent
@@ -24,6 +24,7 @@ from runner._retry import RetryPolicy
 from runner._run.launch import Launcher
 from runner._run.resume import checked_decisions
 from runner._sessions.store import SessionStore
+from runner._streaming.hold import Hold
 
 if TYPE_CHECKING:
     from dbos import Serializer
@@ -262,6 +263,28 @@ class DurableRunner:
     async def aresume(self, state: RunState, decisions: Mapping[str, Decision]) -> RunResult:
         """``resume`` for async code."""
         return await self._workflows.aresume(*self._resume_inputs(state, decisions))
+
+    def resume_stream(
+        self, state: RunState, decisions: Mapping[str, Decision], *, hold: Hold = "auto"
+    ) -> NoReturn:
+        """Refused with ``NotImplementedError``: a durable run is not streamed; ``aresume``
+        goes on with it and returns its result.
+
+        ``Runner.resume_stream`` steps its run inside the consumer's task, handing out each
+        piece as the model writes it. A durable run cannot be handed out so: its workflow
+        runs wherever DBOS starts or recovers it (a queue's worker, the next process
+        after a crash), and each model call is a step whose whole answer DBOS records
+        and, on recovery, reads back instead of asking the model again, so there are no
+        pieces to show.
+        """
+        msg = (
+            "DurableRunner.resume_stream: a durable run is not streamed -- its workflow runs "
+            "wherever DBOS starts or recovers it, and each model call is a step whose whole "
+            "answer is recorded and read back on recovery, so no piece can reach this caller "
+            "as it is written; use await runner.aresume(state, decisions) for the result, "
+            "or a Runner to stream"
+        )
+        raise NotImplementedError(msg)
 
     def paused(self, run_id: str) -> RunState | None:
         """The state of paused run ``run_id`` as the session store keeps it, or ``None``."""

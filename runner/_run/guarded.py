@@ -15,6 +15,10 @@ first through ``before_X`` again when the retry changed what will run) -> ``afte
 - A ``Pause`` from ``before_tool`` raises ``Paused`` with the call, for the tool call
   to turn into a pending request; a human's ``Reject`` that the guards let through stands in
   for the call as a halt does.
+- In a streamed run that holds the model's text (``runner._streaming.hold``), an
+  attempt's deltas go out once ``after_model`` passed its answer unchanged; any other
+  answer of the model call (a halt, a fallback, a replacement) goes out instead, as one
+  ``TextDelta``, after the announcement to discard what a partial check let out.
 """
 
 from __future__ import annotations
@@ -62,14 +66,17 @@ from runner._events import (
     FallbackEvent,
     ModelAttemptEvent,
     RetryEvent,
+    TextDelta,
     ToolAttemptEvent,
 )
 from runner._pause.pending import Paused
 from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.settings import Settings
-from runner._run.streamed import Streamed
+from runner._run.streamed import Streamed, release
 from runner._run.tracer import Tracer
+from runner._streaming.channel import Channel
+from runner._streaming.hold import hold_for
 
 __all__ = ["MODEL", "TOOL", "Guard", "guarded"]
 
@@ -143,9 +150,12 @@ async def guarded(
     (``None`` otherwise); its deltas name ``call_id``, the parent's call the agent's
     turn answers.
     """
+    channel = settings.channel if op.name == "model" else None
+    hold = None if channel is None else hold_for(channel.hold, plan.compiled)
     decision = await plan.before(op.before, ctx, record)
     match decision:
         case Halt(value):
+            _show(channel, hold, plan, call_id, Success(value))
             return Success(value), ctx
         case Pause(reason):
             raise Paused(reason, call=ctx.call)  # type: ignore[attr-defined]  # only before_tool
@@ -161,7 +171,7 @@ async def guarded(
         if refused is not None:
             return Success(refused), ctx
 
-    streams = settings.channel is not None and op.name == "model"
+    streams = channel is not None
     # The streamed attempts of this operation whose text still stands (one at most):
     # this operation's own, never another call's of the same agent.
     standing: list[Streamed] = []
@@ -177,7 +187,7 @@ async def guarded(
         record.add(op.attempted(plan, ctx))
         streamed = None
         if streams:
-            streamed = Streamed(plan.agent.name, plan.branch, call_id, ctx.attempt)
+            streamed = Streamed(plan.agent.name, plan.branch, call_id, ctx.attempt, hold)
             standing.append(streamed)
         if tracer is None:
             return execute(ctx, streamed)
@@ -193,6 +203,7 @@ async def guarded(
             settings, plan, op, ctx, outcome, attempt=one, record=record, standing=standing
         )
         if isinstance(ended, Halt):  # a changed retry met a guard that halted it
+            _show(channel, hold, plan, call_id, Success(ended.value))
             return Success(ended.value), ctx
         outcome = ended
     after = await plan.after(op.after, outcome, ctx, record)
@@ -208,9 +219,55 @@ async def guarded(
                 attempt=ctx.attempt,
             )
         )
-    if standing and _text(after) != "".join(standing[-1].text):
-        _discard(plan, record, standing, "replaced")  # the answer is not the text streamed
+    if channel is not None:
+        _settle(
+            channel,
+            plan,
+            record,
+            standing,
+            outcome=outcome,
+            after=after,
+            hold=hold,
+            call_id=call_id,
+        )
     return after, ctx
+
+
+def _settle(
+    channel: Channel,
+    plan: Plan,
+    record: Record,
+    standing: list[Streamed],
+    *,
+    outcome: Outcome[T],
+    after: Outcome[T],
+    hold: int | None,
+    call_id: str | None,
+) -> None:
+    """A streamed model call has its answer: the attempt's held deltas go out when the
+    answer is the text it streamed, which ``after_model`` left as it was; else the
+    stream is told to discard what it showed, and, holding, is shown the answer."""
+    text = _text(after)
+    if standing:
+        last = standing[-1]
+        if text == "".join(last.text) and (
+            after is outcome or (type(after) is Success and after == outcome)
+        ):
+            release(channel, last)
+            return
+        if text != "".join(last.text) or hold is not None:
+            _discard(plan, record, standing, "replaced")  # the answer is not what was streamed
+    _show(channel, hold, plan, call_id, after)
+
+
+def _show(
+    channel: Channel | None, hold: int | None, plan: Plan, call_id: str | None, answer: Outcome[T]
+) -> None:
+    """Show a held stream (``hold`` not ``None``) the text of a model call's answer that
+    no attempt of it let out."""
+    text = _text(answer) if hold is not None else None
+    if channel is not None and text:
+        channel.push(TextDelta(text, plan.agent.name, plan.branch, call_id))
 
 
 async def _spanned(

@@ -392,10 +392,12 @@ class Launcher:
         decisions: Mapping[str, Decision],
         callbacks: Callbacks,
         *,
+        channel: Channel | None = None,
         engine: Engine = IN_PROCESS,
         sessions: SessionStore | None = None,
     ) -> Run:
-        """``resumed`` for an async run, as ``astart`` is ``start``'s."""
+        """``resumed`` for an async run, as ``astart`` is ``start``'s; a streamed resume
+        gives the ``channel`` its events go through."""
         frame = state.frame
         assert frame is not None  # checked_decisions refused any other state
         self.check_callbacks(state, callbacks)
@@ -404,6 +406,7 @@ class Launcher:
             state.user_id,
             state.session_id,
             callbacks,
+            channel=channel,
             run_id=state.run_id,
             engine=engine,
             sessions=sessions,

@@ -4,6 +4,7 @@ The run pushes each recorded event and each delta; the stream takes what waits a
 every step of the run (``take``). A delta waits for room while ``limit`` items wait
 untaken (a model whose pieces come from memory runs many in one step): nothing buffers
 without bound, and a consumer that does not ask for the next item stops the run.
+``hold`` says when a model attempt's deltas may go out (``runner._streaming.hold``).
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ Item = Event | TextDelta | ToolCallDelta
 class Channel:
     """A one-consumer queue of a run's stream items; deltas wait for room, events do not."""
 
-    __slots__ = ("_items", "_room", "limit")
+    __slots__ = ("_items", "_room", "hold", "limit")
 
-    def __init__(self, limit: int = 64) -> None:
+    def __init__(self, limit: int = 64, *, hold: int | None = None) -> None:
         self.limit: Final = limit
+        self.hold: Final = hold  # checked_hold's reading of the stream's hold
         self._items: deque[Item] = deque()
         self._room = asyncio.Event()
 

@@ -48,6 +48,7 @@ EXPORTED = [
     "BeforePoint",
     "BeforeResult",
     "BeforeTool",
+    "Budget",
     "CallState",
     "Callbacks",
     "ChainStep",

@@ -22,6 +22,7 @@ from benchmarks import (
     responses_adapter,
     runner,
     sessions,
+    stream_hold,
     stream_runner,
     streaming,
     telemetry,
@@ -94,6 +95,16 @@ def test_stream_runner_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> Non
     assert out.count("  Runner.stream ") == 2
     assert out.count("first delta") == 2
     assert "target" in out
+
+
+def test_stream_hold_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The hold benchmark checks each hold mode shows the answer, then reports the time to
+    the first text and to the end for each, on the scripted, paced and loopback models."""
+    assert stream_hold.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for mode in ("hold=None", "hold=32", 'hold="output"'):
+        assert out.count(f"  {mode} ") == 3
+    assert out.count("first text") == 9
 
 
 def test_telemetry_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:

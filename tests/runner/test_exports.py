@@ -58,6 +58,7 @@ EXPORTED = [
     "BeforePoint",
     "BeforeResult",
     "BeforeTool",
+    "Budget",
     "CallState",
     "Callbacks",
     "ChainStep",

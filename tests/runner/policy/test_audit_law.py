@@ -22,7 +22,7 @@ from hooks import (
     audit,
     guard,
 )
-from runner import Agent, Runner, ScriptedModel, ToolCall, ToolCallEvent
+from runner import Agent, ModelResponse, Runner, ScriptedModel, ToolCall, ToolCallEvent
 from tests.helpers.runs import calling
 
 FATES = ("pass", "halt", "pause", "fail", "fallback")
@@ -65,7 +65,7 @@ def act(fate: str) -> str:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(FATES), min_size=1, max_size=3), min_size=1, max_size=3))
 def test_an_audit_is_told_every_dispatch(turns: list[list[str]]) -> None:
-    script: list[object] = [
+    script: list[ModelResponse | str] = [
         calling(*(ToolCall(f"t{t}c{c}", "act", {"fate": f}) for c, f in enumerate(fates)))
         for t, fates in enumerate(turns)
     ]

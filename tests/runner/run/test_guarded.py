@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -37,6 +37,7 @@ from runner import (
     RunStartedEvent,
     ScriptedModel,
     StreamEvent,
+    TextDelta,
     ToolAttemptEvent,
     ToolCall,
     ToolCallEvent,
@@ -577,13 +578,14 @@ class Recover:
 
 
 def streamed(
-    runner: Runner, callbacks: list[object]
+    runner: Runner, callbacks: list[object], hold: Literal["auto"] | None = None
 ) -> tuple[list[StreamEvent], BaseException | None]:
-    """Every event of one streamed run, and what it raised (``None`` if nothing)."""
+    """Every event of one streamed run, and what it raised (``None`` if nothing); streamed
+    as generated unless ``hold`` says otherwise."""
     events: list[StreamEvent] = []
 
     async def main() -> None:
-        async for event in runner.stream("hi", callbacks=callbacks):
+        async for event in runner.stream("hi", callbacks=callbacks, hold=hold):
             events.append(event)
 
     try:
@@ -644,6 +646,24 @@ def test_an_after_hook_overruling_streamed_text_discards_that_attempts_text(repl
         assert finish.result.output == "Replaced."
     else:
         assert error is refusal
+
+
+@pytest.mark.parametrize("replaces", [True, False], ids=["replaced", "failed"])
+def test_held_an_after_hook_overruling_the_answer_shows_none_of_its_text(replaces: bool) -> None:
+    """Held (the default with after_model), neither attempt's text is shown nor discarded:
+    only the replacement goes out."""
+
+    class Overrule:
+        def after_model(self, outcome: Any, ctx: ModelContext, /) -> Any:
+            """Replace or fail the answer."""
+            return Success(ModelResponse("Replaced.")) if replaces else Failure(LookupError())
+
+    model = ScriptedModel([OSError("down"), "Original."])
+    with Runner(Agent("assistant", model), retry=NO_WAIT) as runner:
+        events, _ = streamed(runner, [SameModelRetry(), Overrule()], hold="auto")
+    assert discards(events) == []
+    texts = [event.text for event in events if isinstance(event, TextDelta)]
+    assert texts == (["Replaced."] if replaces else [])
 
 
 class SameModelRetry:

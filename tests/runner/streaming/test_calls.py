@@ -15,7 +15,20 @@ from typing import Any, Literal, TypeAlias
 
 import pytest
 
-from hooks import BeforeResult, Cont, Failure, ModelContext, Outcome, Result, Retry, Success
+from hooks import (
+    BeforeResult,
+    Cont,
+    Failure,
+    ModelContext,
+    Outcome,
+    PausableResult,
+    Pause,
+    Result,
+    Retry,
+    Success,
+    ToolContext,
+    ToolResult,
+)
 from runner import (
     Agent,
     AttemptDiscardedEvent,
@@ -211,11 +224,11 @@ class ReplaceSecond:
 def test_an_answer_replaced_in_one_concurrent_call_is_discarded_for_that_call_only(
     form: Form,
 ) -> None:
-    """``after_model`` replaces the answer of ``c2`` alone: one discard, naming ``c2``."""
+    """Unheld, ``after_model`` replaces the answer of ``c2`` alone: one discard, naming ``c2``."""
     helper = Agent("helper", echo(form), callbacks=[ReplaceSecond()])
     root = Agent("root", ScriptedModel([twice(), "Both are done."]), sub_agents=[helper])
     with Runner(root) as runner:
-        events = drain(runner, "go")
+        events = drain(runner, "go", hold=None)
     assert discarded(events) == [("c2", 1, "replaced")]
     end = events[-1]
     assert isinstance(end, RunFinishedEvent)
@@ -223,6 +236,23 @@ def test_an_answer_replaced_in_one_concurrent_call_is_discarded_for_that_call_on
         e.call.id: e.result.content for e in end.result.events if isinstance(e, ToolResultEvent)
     }
     assert answers == {"c1": "first is done.", "c2": "second was replaced."}
+
+
+def test_held_an_answer_replaced_in_one_concurrent_call_shows_only_its_replacement(
+    form: Form,
+) -> None:
+    """Held, ``after_model`` replacing ``c2``'s answer: no discard, ``c2`` shows only the
+    replacement and ``c1`` its own text, each under its call."""
+    helper = Agent("helper", echo(form), callbacks=[ReplaceSecond()])
+    root = Agent("root", ScriptedModel([twice(), "Both are done."]), sub_agents=[helper])
+    with Runner(root) as runner:
+        events = drain(runner, "go", hold="output")
+    assert discarded(events) == []
+    assert by_call(events) == {
+        "c1": "first is done.",
+        "c2": "second was replaced.",
+        None: "Both are done.",
+    }
 
 
 def _kept(shown: Sequence[TextDelta | AttemptDiscardedEvent]) -> dict[str | None, str]:
@@ -296,3 +326,45 @@ def test_a_stream_hook_sees_which_call_each_delta_belongs_to(form: Form) -> None
         joined[call_id] = joined.get(call_id, "") + text
     assert joined == {"c1": "first is done.", "c2": "second is done."}
     assert by_call(events) == {**joined, None: "Both are done."}
+
+
+class SlowGuard:
+    """An async ``before_tool`` guard that takes turns of the event loop to decide, logging
+    ``guarded <tag>`` as it returns; it pauses the calls tagged ``"stop"``."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    async def before_tool(self, ctx: ToolContext, /) -> PausableResult[ToolContext, ToolResult]:
+        """Let the call through (or pause it) after three turns of the loop."""
+        for _ in range(3):
+            await asyncio.sleep(0)
+        tag = str(ctx.call.args["tag"])
+        self.log.append(f"guarded {tag}")
+        return Pause("stop?") if tag == "stop" else Cont(ctx)
+
+
+@pytest.mark.parametrize("hold", ["output", None])
+def test_a_streamed_tool_call_starts_only_once_the_hooks_guarding_it_returned(
+    hold: str | None,
+) -> None:
+    """Concurrent calls of a streamed run: each tool starts after its ``before_tool``
+    returned, and a call the guard paused never starts."""
+    log: list[str] = []
+
+    async def mark(tag: str) -> str:
+        """Log that the call ran."""
+        log.append(f"ran {tag}")
+        return tag
+
+    calls = tuple(ToolCall(f"c{i}", "mark", {"tag": tag}) for i, tag in enumerate("ab"))
+    both = ModelResponse("", tool_calls=(*calls, ToolCall("c9", "mark", {"tag": "stop"})))
+    agent = Agent("a", ScriptedModel([both, "done"]), tools=[mark], callbacks=[SlowGuard(log)])
+    with Runner(agent) as runner:
+        events = drain(runner, "go", hold=hold)
+    end = events[-1]
+    assert isinstance(end, RunFinishedEvent)
+    assert end.result.status == "paused"
+    for tag in "ab":
+        assert log.index(f"guarded {tag}") < log.index(f"ran {tag}")
+    assert "ran stop" not in log

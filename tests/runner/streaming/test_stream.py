@@ -165,11 +165,12 @@ class RetryOnce:
 
 
 def test_a_retry_after_partial_output_says_to_discard_it_before_new_text() -> None:
-    """The failed attempt's text is announced discarded; after_model sees one whole answer."""
+    """Unheld, the failed attempt's text is announced discarded; after_model sees one whole
+    answer."""
     hooks = RetryOnce()
     model = Streaming([ConnectionError("cut"), ModelResponse("Fine.")])
     with Runner(Agent("assistant", model), retry=NO_WAIT) as runner:
-        events = drain(runner, "hi", callbacks=[hooks])
+        events = drain(runner, "hi", callbacks=[hooks], hold=None)
     kinds = [type(event).__name__ for event in events]
     discard = kinds.index("AttemptDiscardedEvent")
     assert kinds[discard - 3 : discard + 3] == [
@@ -198,10 +199,10 @@ class Replace:
 
 
 def test_an_after_model_replacement_discards_the_streamed_text() -> None:
-    """The text already shown is announced discarded; the answer is the replacement."""
+    """Unheld, the text already shown is announced discarded; the answer is the replacement."""
     model = Streaming([ModelResponse("Original.")])
     with Runner(Agent("assistant", model)) as runner:
-        events = drain(runner, "hi", callbacks=[Replace()])
+        events = drain(runner, "hi", callbacks=[Replace()], hold="none")
     [discarded] = [e for e in events if isinstance(e, AttemptDiscardedEvent)]
     assert discarded.reason == "replaced"
     assert finished(events).result.output == "Replaced."
