@@ -43,8 +43,8 @@ from runner import (
     PausedRun,
     PendingRequest,
     ResumeRefused,
+    RunFinishedEvent,
     Runner,
-    RunResult,
     RunState,
     SessionBusy,
     SessionStore,
@@ -55,7 +55,7 @@ from runner._telemetry.genai import capture_from_env
 from runner.web._decide import BadDecision, parse_decisions
 from runner.web._live import Live, LiveRuns
 from runner.web._security import LOCAL_HOSTS, Auth, Guard, new_token, set_csrf_cookie
-from runner.web._views import JSON, finished_json, paused_json, record_json
+from runner.web._views import JSON, paused_json, record_json
 
 __all__ = ["RunnerSource", "WebApp", "inbox_app"]
 
@@ -315,29 +315,32 @@ class _Inbox:
         }
 
     async def _resume(self, run_id: str, state: RunState, decisions: Any, live: Live) -> None:
+        """Resume the run as a stream: each event and each hook decision (its observer)
+        goes to the live record as it happens; a refusal before the run started is raised
+        for ``decide`` to answer with."""
+
         async def told(event: HookEvent) -> None:
             shaped = record_json(event, self.content)
             if shaped is not None:
                 live.push(shaped)
 
+        stream = self.runner.resume_stream(state, decisions, callbacks=[observing(told)])
         try:
-            result = await self.runner.aresume(state, decisions, callbacks=[observing(told)])
+            async for item in stream:
+                shaped = record_json(item, self.content)
+                if shaped is None:
+                    continue
+                if isinstance(item, RunFinishedEvent):
+                    live.finish(shaped)
+                else:
+                    live.push(shaped)
         except Exception as exc:
             if not live.started.is_set():  # refused before it ran: decide answers with it
                 raise
             live.finish({"kind": "failed", "error": type(exc).__name__, "time": 0.0})
-            return
         finally:
             self._deciding.discard(run_id)
-        self._finish(live, result)
-
-    def _finish(self, live: Live, result: RunResult) -> None:
-        for event in result.events:
-            shaped = record_json(event, self.content)
-            if shaped is not None:
-                live.push(shaped)
-        ended = max((event.time for event in result.events), default=0.0)
-        live.finish(finished_json(result, ended, self.content))
+            await stream.aclose()
 
 
 def _page(request: Request, name: str) -> Response:

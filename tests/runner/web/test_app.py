@@ -283,3 +283,44 @@ def test_runner_must_be_a_runner_or_make_one(store: SQLiteSessionStore) -> None:
     """A source that makes no Runner is refused when the app is made."""
     with pytest.raises(TypeError, match="must be a Runner"):
         inbox_app(lambda store: InMemorySessions(), store)  # type: ignore[arg-type,return-value]
+
+
+def test_a_resumed_run_s_records_arrive_live_while_it_runs(
+    store: SQLiteSessionStore, paused: RunResult
+) -> None:
+    """The event stream sends the approved call's before_tool decision while its tool
+    still runs (the tool waits until the watcher has seen it), then the rest to the
+    run's end. (A batch's call events come when the batch ends: the streamed run
+    records them so; hook decisions come as each hook returns.)"""
+    import threading
+
+    from examples.web_inbox import AskBeforeDeleting, JanitorModel
+    from runner import Agent, Runner, SessionStore
+
+    seen_attempt = threading.Event()
+    waited: list[bool] = []
+
+    def delete_file(path: str) -> str:
+        """Delete one file, once the watcher saw this call start."""
+        waited.append(seen_attempt.wait(timeout=30))  # False: nobody saw it live
+        return f"deleted {path}"
+
+    def make(store: SessionStore) -> Runner:
+        agent = Agent("janitor", JanitorModel(), tools=[delete_file])
+        return Runner(agent, sessions=store, callbacks=[AskBeforeDeleting()])
+
+    kinds: list[str] = []
+    with client(inbox_app(make, store, token=TOKEN, capture=True)) as c:
+        assert c.post(f"/api/runs/{paused.run_id}/decide", json=both(paused)).status_code == 202
+        with c.stream("GET", f"/api/runs/{paused.run_id}/events") as stream:
+            for line in stream.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                record = json.loads(line.removeprefix("data:"))
+                kinds.append(record["kind"])
+                if (record.get("point"), record.get("call_id")) == ("before_tool", "c1"):
+                    assert "tool_result" not in kinds  # the tool has not answered yet
+                    seen_attempt.set()
+    assert kinds[-2:] == ["finished", "end"]
+    assert kinds.index("hook") < kinds.index("tool_result")
+    assert waited == [True]  # the approved call went on only once its start was seen
