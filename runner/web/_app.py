@@ -8,8 +8,8 @@ Routes (all behind ``Guard``: the token or the auth hook; CSRF on POST):
   each request with its reason, the hook that paused it (or the ``before_tool`` chain
   that may have), the call and, with content on, its arguments;
 - ``POST /api/runs/{run_id}/decide``: decisions for every request of a paused run; the
-  resume runs in this process (``Runner.aresume``), and the answer comes once it ran its
-  first hook (202) or was refused: 409 when the run is not waiting any more (decided
+  resume runs in this process (``Runner.resume_stream``), and the answer comes once it
+  started (202) or was refused: 409 when the run is not waiting any more (decided
   already, here or in another process: the resume takes the session's lease and the
   stored state, so exactly one of two deciders wins), 422 for a decision that does not
   fit;

@@ -19,7 +19,7 @@ _END: Final[dict[str, Any]] = {"kind": "end"}
 
 @final
 class Live:
-    """One run the server drives: its records so far, ``started`` once it ran a hook."""
+    """One run the server drives: its records so far, ``started`` at its first record."""
 
     __slots__ = ("_watchers", "done", "records", "started")
 
