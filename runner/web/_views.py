@@ -208,6 +208,7 @@ def record_json(record: object, content: bool) -> JSON | None:  # noqa: PLR0911,
             return _base(record, content) | {
                 "kind": "tool_attempt",
                 "call_id": call.id,
+                "tool": call.name,
                 "attempt": attempt,
                 "args": dict(call.args) if content else None,  # as it ran: an edit's
             }

@@ -227,7 +227,7 @@ function eventLine(text) {
 }
 
 function newNode(label, meta) {
-  return { label, meta: meta || "", lines: [], start: null, end: null };
+  return { label, meta: meta || "", lines: [], start: null, end: null, children: [] };
 }
 
 function buildTree(records) {
@@ -238,13 +238,20 @@ function buildTree(records) {
     if (r.kind === "finished" || r.kind === "failed") { finished = r; continue; }
     if (r.kind === "started") continue;
     if (!branches.has(r.branch)) {
-      branches.set(r.branch, { agent: r.agent, branch: r.branch, items: [],
-                               calls: new Map(), model: null, lastTool: null });
+      const made = { agent: r.agent, branch: r.branch, items: [], calls: new Map(),
+                     model: null, lastTool: null, nested: false };
+      branches.set(r.branch, made);
+      // a sub-agent's turn sits under the parent's latest call of the tool named after it
+      const cut = r.branch.lastIndexOf("/");
+      const parent = cut > 0 ? branches.get(r.branch.slice(0, cut)) : undefined;
+      const host = parent && [...parent.calls.values()].reverse().find((n) => n.name === r.agent);
+      if (host) { host.children.push(made); made.nested = true; }
     }
     const b = branches.get(r.branch);
     const tool = (id) => {
       if (!b.calls.has(id)) {
         const node = newNode("tool call " + id);
+        node.call = id;
         b.calls.set(id, node);
         b.items.push(node);
       }
@@ -262,7 +269,11 @@ function buildTree(records) {
     };
     switch (r.kind) {
       case "hook":
-        if (r.call_id) at(tool(r.call_id)).lines.push(hookLine(r));
+        if (r.call_id) {
+          const node = at(tool(r.call_id));
+          if (r.tool) node.name = r.tool;
+          node.lines.push(hookLine(r));
+        }
         else if (r.point === "before_model" || r.point === "wrap_model") {
           // a model step starts with its before hooks; its attempt joins the same node
           if (!b.model || b.model.attempted || r.point === "before_model") {
@@ -283,7 +294,8 @@ function buildTree(records) {
         }
         b.model.attempted = true;
         b.model.label = `model step · attempt ${r.attempt}`;
-        at(b.model).lines.push(eventLine(`called with ${r.messages.length} messages`));
+        at(b.model); // stored records keep no request messages: say how many only when sent
+        if (r.messages.length) b.model.lines.push(eventLine(`called with ${r.messages.length} messages`));
         break;
       case "model_response": {
         const node = at(model());
@@ -296,10 +308,12 @@ function buildTree(records) {
       case "tool_call": {
         const node = at(tool(r.call_id));
         node.label = `tool ${r.call.name} (call ${r.call_id})`;
+        node.name = r.call.name;
         if (!r.hidden) node.lines.push(el("li", {}, el("pre", { text: JSON.stringify(r.call.args) })));
         break;
       }
       case "tool_attempt":
+        if (r.tool) tool(r.call_id).name = r.tool;
         at(tool(r.call_id)).lines.push(eventLine(`ran · attempt ${r.attempt}` +
           (r.hidden ? "" : " with " + JSON.stringify(r.args))));
         break;
@@ -347,19 +361,24 @@ function buildTree(records) {
 function renderNode(node) {
   const took = node.start !== null && node.end > node.start
     ? ` · ${((node.end - node.start) * 1000).toFixed(1)} ms` : "";
-  return el("li", { className: "node" }, el("span", { className: "label", text: node.label }),
-    el("span", { className: "meta", text: took }), el("ul", {}, ...node.lines));
+  return el("li", { className: "node", "data-call": node.call },
+    el("span", { className: "label", text: node.label }),
+    el("span", { className: "meta", text: took }),
+    el("ul", {}, ...node.lines, ...node.children.map(renderBranch)));
+}
+
+function renderBranch(b) {
+  return el("li", { className: "node", "data-branch": b.branch },
+    el("span", { className: "label", text: `agent ${b.agent}${b.nested ? " (sub-agent)" : ""}` }),
+    el("span", { className: "meta", text: b.branch }),
+    el("ul", {}, ...b.items.map((item) => (item.lines ? renderNode(item) : item))));
 }
 
 function renderTrace(records) {
   const { branches, finished } = buildTree(records);
   const tree = el("ul", { className: "tree" });
   for (const b of branches) {
-    const depth = b.branch.split("/").length - 1;
-    tree.append(el("li", { className: "node", "data-branch": b.branch },
-      el("span", { className: "label", text: `agent ${b.agent}${depth ? " (sub-agent)" : ""}` }),
-      el("span", { className: "meta", text: b.branch }),
-      el("ul", {}, ...b.items.map((item) => (item.lines ? renderNode(item) : item)))));
+    if (!b.nested) tree.append(renderBranch(b));
   }
   document.getElementById("tree").replaceChildren(tree);
   const status = document.getElementById("status");
@@ -389,7 +408,15 @@ function trace() {
   });
   source.addEventListener("end", () => {
     source.close();
-    if (status.className === "status") status.textContent = "records so far (the run is not running here)";
+    if (status.className !== "status") return;
+    // a stored run's records end with its events: its last root answer says how it ended
+    // (a final answer asks for no tool call; without one, a pause means it waits)
+    const last = records.filter((r) => r.kind === "model_response" && !r.branch.includes("/") &&
+                                       r.tool_calls.length === 0).pop();
+    const paused = !last && records.some((r) => r.kind === "pause");
+    status.textContent = "recorded run, not running here" +
+      (paused ? " · paused" : last ? ` · answered${last.hidden ? "" : ": " + last.text}` : "");
+    status.className = "status recorded";
   });
   source.addEventListener("error", () => {
     source.close();

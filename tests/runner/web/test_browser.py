@@ -166,3 +166,44 @@ def test_a_person_approves_and_rejects_and_watches_the_run_finish(
 
     browser.get(base + "/")
     wait.until(shown.text_to_be_present_in_element((By.ID, "runs"), "Nothing waits."))
+
+
+def test_the_trace_draws_a_sub_agent_inside_the_call_that_ran_it(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A finished run with a sub-agent, drawn from the store's records: the sub-agent's
+    turn sits inside the parent's tool call that ran it, and the run's answer shows."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as shown
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from runner import (
+        Agent,
+        ModelResponse,
+        Runner,
+        ScriptedModel,
+        SessionStore,
+        SQLiteSessionStore,
+        ToolCall,
+    )
+    from runner.web import serve_in_thread
+
+    helper = Agent("helper", ScriptedModel([ModelResponse("two")]))
+    asks = ModelResponse(tool_calls=(ToolCall("k1", "helper", {"request": "1 + 1?"}),))
+    root = Agent("root", ScriptedModel([asks, ModelResponse("it is two")]), sub_agents=[helper])
+
+    def make(store: SessionStore) -> Runner:
+        return Runner(root, sessions=store)
+
+    with SQLiteSessionStore(tmp_path / "s.db") as store:
+        with make(store) as runner:
+            run_id = runner.run("ask the helper").run_id
+        with serve_in_thread(make, store, capture=True) as server:
+            browser.get(server.url(f"/trace/{run_id}?token={server.token}"))
+            wait = WebDriverWait(browser, WAIT)
+            wait.until(shown.text_to_be_present_in_element((By.ID, "status"), "it is two"))
+            nested = browser.find_element(
+                By.CSS_SELECTOR, '[data-call="k1"] [data-branch="root/helper"]'
+            )
+            assert "answered: two" in nested.text
+            shot(browser, "trace-sub-agent.png")
