@@ -177,7 +177,8 @@ class SQLiteSessionStore:
         return new
 
     def delete(self, user_id: str, session_id: str, /) -> None:
-        """Forget the session, its state and its paused runs; a missing one is not an error.
+        """Forget the session, its state, its paused runs and its runs' records (those of a
+        session never saved too); a missing one is not an error.
 
         A session the file holds damaged is forgotten too: deleting it is the way to
         start it again.
@@ -189,12 +190,12 @@ class SQLiteSessionStore:
             db.execute("BEGIN IMMEDIATE")
             try:
                 row = db.execute(f"SELECT version FROM sessions WHERE {KEY}", key).fetchone()
-                # Message rows without a session's row are damage: forgotten with it.
-                db.execute(f"DELETE FROM messages WHERE {KEY}", key)
-                db.execute(f"DELETE FROM records WHERE {KEY}", key)
+                # Rows of the session go even without its row: messages (then damage),
+                # paused runs and records (a session whose first run paused is unsaved).
+                for table in ("messages", "paused", "records"):
+                    db.execute(f"DELETE FROM {table} WHERE {KEY}", key)
                 if row is not None:
-                    for table in ("sessions", "paused"):
-                        db.execute(f"DELETE FROM {table} WHERE {KEY}", key)
+                    db.execute(f"DELETE FROM sessions WHERE {KEY}", key)
                     if type(row[0]) is int:  # a damaged version was never handed to a run
                         db.execute(
                             "UPDATE meta SET value = max(value, ?) WHERE name = 'forgotten'",
