@@ -218,3 +218,24 @@ def test_listing_paused_runs_reads_the_time_index(store: SQLiteSessionStore, pat
     text = " ".join(str(row) for row in plan)
     assert "paused_by_time" in text
     assert "TEMP B-TREE" not in text
+
+
+def test_a_listing_sees_a_run_paused_again_and_damage_done_since_the_last(
+    store: SQLiteSessionStore, path: Path
+) -> None:
+    """A run paused again with other requests is listed with the new ones; a row damaged
+    after a listing is refused at the next one."""
+    memory = InMemorySessions()
+    with runner_for(memory) as runner:
+        first = runner.run("clean up", user_id="u", session_id="s")
+    with runner_for(memory) as runner:
+        other = runner.run("clean up more", user_id="u", session_id="t")
+    assert first.pending != other.pending
+    store.save_paused("r1", "u", "s", first.state.to_json())
+    assert [run.pending for run in store.list_paused()] == [first.pending]
+    store.save_paused("r1", "u", "s", other.state.to_json())
+    assert [run.pending for run in store.list_paused()] == [other.pending]
+    assert [run.pending for run in store.list_paused(limit=1)] == [other.pending]
+    damage(path, "UPDATE paused SET pending = '[{}]'")
+    with pytest.raises(ValueError, match=r"paused run 'r1' in session store .* is damaged"):
+        store.list_paused()
