@@ -73,6 +73,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.stream_hold
 	$(BIN)/python -m benchmarks.telemetry
 	$(BIN)/python -m benchmarks.sessions
+	$(BIN)/python -m benchmarks.inbox
 	$(BIN)/python -m benchmarks.loop_stall
 	$(BIN)/python -m benchmarks.durable
 	$(BIN)/python -m benchmarks.versions

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Final, NoReturn, cast
+from typing import Any, Final, NoReturn, cast
 
+from hooks import ToolCall
 from hooks._slots import slot_init
 from runner._checks import got, int_at_least
 from runner._pause.pending import PendingRequest
@@ -73,11 +74,58 @@ def pending_of(text: object, run_id: str, store: str) -> tuple[PendingRequest, .
         damaged(where, f"its pending requests must be a JSON array, found {got(data)}")
     try:
         return tuple(
-            decode_request(item, f"pending[{index}]")
+            _plain_request(item) or decode_request(item, f"pending[{index}]")
             for index, item in enumerate(cast("list[object]", data))
         )
     except ValueError as exc:
         damaged(where, str(exc))
+
+
+_PLAIN_REQUEST: Final = frozenset({"id", "call", "reason", "agent", "branch", "allowed"})
+_PLAIN_CALL: Final = frozenset({"id", "name", "args"})
+_DECISIONS: Final = frozenset({"approve", "edit", "reject", "respond"})
+
+
+def _plain_request(item: object) -> PendingRequest | None:
+    """The request ``item`` holds when it is the plain form ``encode_request`` writes for a
+    paused call (no question; the call's arguments an object), checked field by field as
+    ``decode_request`` checks it; ``None`` for anything else (which ``decode_request``
+    reads, or refuses naming what is wrong). The inbox's listing reads thousands."""
+    if type(item) is not dict or item.keys() != _PLAIN_REQUEST:
+        return None
+    fields = cast("dict[str, Any]", item)
+    call, allowed = fields["call"], fields["allowed"]
+    if type(call) is not dict or call.keys() != _PLAIN_CALL or type(allowed) is not list:
+        return None
+    call_fields = cast("dict[str, Any]", call)
+    request_id, reason, agent, branch = (
+        fields["id"],
+        fields["reason"],
+        fields["agent"],
+        fields["branch"],
+    )
+    call_id, name, args = call_fields["id"], call_fields["name"], call_fields["args"]
+    if (
+        type(request_id) is not str
+        or type(reason) is not str
+        or type(agent) is not str
+        or type(branch) is not str
+        or type(call_id) is not str
+        or type(name) is not str
+        or type(args) is not dict
+    ):
+        return None
+    for kind in cast("list[object]", allowed):
+        if type(kind) is not str or kind not in _DECISIONS:
+            return None
+    return PendingRequest(
+        id=request_id,
+        call=ToolCall(call_id, name, args),
+        reason=reason,
+        agent=agent,
+        branch=branch,
+        allowed=tuple(allowed),
+    )
 
 
 def unread(state: object) -> str:

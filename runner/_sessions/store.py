@@ -322,12 +322,15 @@ class InMemorySessions:
         return new
 
     def delete(self, user_id: str, session_id: str, /) -> None:
-        """Forget the session and its paused runs; a missing session is not an error."""
+        """Forget the session, its paused runs and its runs' records (a session whose only
+        run paused before it was ever saved too); a missing session is not an error."""
         key = (user_id, session_id)
         with self._lock:
             stored = self._sessions.pop(key, None)
             if stored is not None:
                 self._forget((key, stored))
+            else:
+                self._drop_runs(key)
 
     def acquire(self, user_id: str, session_id: str, /, *, owner: str, ttl: float) -> None:
         """Take or renew the session's lease for ``owner``; ``SessionBusy`` if another holds it."""
@@ -411,6 +414,10 @@ class InMemorySessions:
         held)."""
         key, (_, version, _) = item
         self._forgotten = max(self._forgotten, version)
+        self._drop_runs(key)
+
+    def _drop_runs(self, key: tuple[str, str]) -> None:
+        """Drop the paused runs and the records of session ``key`` (lock held)."""
         if self._paused:
             for run_id in [run for run, paused in self._paused.items() if paused[:2] == key]:
                 del self._paused[run_id]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from hooks import Cont, Pause, PausableResult, ToolContext
+from hooks import Cont, PausableResult, Pause, ToolContext
 from runner import Agent, ModelResponse, Runner, ScriptedModel, SessionStore, ToolCall, ToolResult
 
 
@@ -30,8 +30,9 @@ def delete_file(path: str) -> str:
     return f"deleted {path}"
 
 
-def runner_for(store: SessionStore) -> Runner:
-    """The runner whose runs pause: two deletes asked at once, then an answer."""
+def runner_for(store: SessionStore, *, resuming: bool = False) -> Runner:
+    """The runner whose runs pause: two deletes asked at once, then an answer (``resuming``:
+    the answer only, for a runner that resumes those runs)."""
     script: list[ModelResponse | str] = [
         ModelResponse(
             tool_calls=(
@@ -41,13 +42,15 @@ def runner_for(store: SessionStore) -> Runner:
         ),
         "done",
     ]
+    if resuming:
+        del script[0]
     agent = Agent("files", ScriptedModel(script), tools=[delete_file], callbacks=[AskFirst()])
     return Runner(agent, sessions=store)
 
 
 def main(argv: list[str]) -> None:
     """Pause one run per session named, printing the run ids."""
-    from runner import SQLiteSessionStore  # noqa: PLC0415  # the helper's own process only
+    from runner import SQLiteSessionStore  # the helper's own process only
 
     db, *sessions = argv
     with SQLiteSessionStore(db) as store:

@@ -14,7 +14,8 @@ Tables (``WITHOUT ROWID``: each is read by its key):
 - ``leases``: a session's lease, its owner and when it expires (Unix time);
 - ``paused``: a paused run's state (JSON text) by run id, with its session, when it
   was saved (Unix time), its root agent and its pending requests (JSON text; ``NULL``
-  when the state is no ``RunState``'s JSON), indexed by time for ``list_paused``;
+  when the state is no ``RunState``'s JSON), indexed by time for ``list_paused`` (the
+  index holds every column the listing reads: it never reads a state);
 - ``records``: a run's records (JSON lines) by run id, with its session, numbered in
   the order they were saved (``seq``: the oldest are dropped first);
 - ``meta``: ``forgotten``, the highest version of any deleted session, which a session
@@ -42,7 +43,8 @@ SCHEMA_VERSION: Final = 2
 _APPLICATION_ID: Final = 0x686B6C6E  # "hkln"
 # What version 2 adds to version 1's tables (its paused columns are made by _upgrade).
 _VERSION_2: Final = (
-    "CREATE INDEX paused_by_time ON paused (saved, run_id)",
+    # Covering: a listing reads the index alone, in order, never the states.
+    "CREATE INDEX paused_by_time ON paused (saved, run_id, user_id, session_id, agent, pending)",
     """CREATE TABLE records (
         seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE,
         user_id TEXT NOT NULL, session_id TEXT NOT NULL, body TEXT NOT NULL)""",

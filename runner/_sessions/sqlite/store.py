@@ -25,11 +25,12 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Final, cast, final
+from typing import Any, ClassVar, Final, NoReturn, cast, final
 
 from hooks import Message
 from runner._checks import got, int_at_least, non_negative_float, positive_int
 from runner._errors import SessionBusy
+from runner._pause.pending import PendingRequest
 from runner._sessions.paused import PausedRun, check_limit, damaged, pending_of, summary, unread
 from runner._sessions.sqlite.rows import (
     KEY,
@@ -57,6 +58,7 @@ _PAUSED: Final = (
 _DROP_RECORDS: Final = (
     "DELETE FROM records WHERE seq <= (SELECT seq FROM records ORDER BY seq DESC LIMIT 1 OFFSET ?)"
 )
+_KNOWN_MAX: Final = 100_000  # the most runs whose read requests a store keeps between listings
 _LEASE: Final = (
     "INSERT INTO leases (user_id, session_id, owner, expires) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (user_id, session_id) DO UPDATE SET owner = excluded.owner, "
@@ -80,7 +82,15 @@ class SQLiteSessionStore:
     pending requests, never their whole states.
     """
 
-    __slots__ = ("_cache", "_cache_sessions", "_db", "_keep_records", "_lock", "path")
+    __slots__ = (
+        "_cache",
+        "_cache_sessions",
+        "_db",
+        "_keep_records",
+        "_lock",
+        "_pending",
+        "path",
+    )
 
     # Its calls wait on the file (another process's write lock, the disk): an async run
     # makes them in a worker thread. One connection serves every thread
@@ -108,6 +118,9 @@ class SQLiteSessionStore:
         # (user, session) -> (version, the transcript the file holds at that version)
         self._cache: OrderedDict[tuple[str, str], tuple[int, Transcript]] = OrderedDict()
         self._lock: Final = threading.Lock()
+        # run id -> (its pending requests' JSON as listed, those requests read): a listing
+        # reads again only the runs paused (or paused again) since the last one.
+        self._pending: dict[str, tuple[str, tuple[PendingRequest, ...]]] = {}
 
     def load(self, user_id: str, session_id: str, /) -> Session:
         """The session's messages, version and state; ``Session((), 0, {})`` for a new one.
@@ -177,7 +190,8 @@ class SQLiteSessionStore:
         return new
 
     def delete(self, user_id: str, session_id: str, /) -> None:
-        """Forget the session, its state and its paused runs; a missing one is not an error.
+        """Forget the session, its state, its paused runs and its runs' records (those of a
+        session never saved too); a missing one is not an error.
 
         A session the file holds damaged is forgotten too: deleting it is the way to
         start it again.
@@ -189,12 +203,12 @@ class SQLiteSessionStore:
             db.execute("BEGIN IMMEDIATE")
             try:
                 row = db.execute(f"SELECT version FROM sessions WHERE {KEY}", key).fetchone()
-                # Message rows without a session's row are damage: forgotten with it.
-                db.execute(f"DELETE FROM messages WHERE {KEY}", key)
-                db.execute(f"DELETE FROM records WHERE {KEY}", key)
+                # Rows of the session go even without its row: messages (then damage),
+                # paused runs and records (a session whose first run paused is unsaved).
+                for table in ("messages", "paused", "records"):
+                    db.execute(f"DELETE FROM {table} WHERE {KEY}", key)
                 if row is not None:
-                    for table in ("sessions", "paused"):
-                        db.execute(f"DELETE FROM {table} WHERE {KEY}", key)
+                    db.execute(f"DELETE FROM sessions WHERE {KEY}", key)
                     if type(row[0]) is int:  # a damaged version was never handed to a run
                         db.execute(
                             "UPDATE meta SET value = max(value, ?) WHERE name = 'forgotten'",
@@ -278,7 +292,14 @@ class SQLiteSessionStore:
         bound = check_limit(limit)
         with self._lock:
             rows = self._open().execute(_PAUSED, (-1 if bound is None else bound,)).fetchall()
-        return tuple(self._paused_run(row) for row in rows)
+        known = self._pending
+        seen: dict[str, tuple[str, tuple[PendingRequest, ...]]] = {}
+        listed = tuple(self._paused_run(row, known, seen) for row in rows)
+        if bound is None:  # every run the file keeps: what is not listed is gone
+            self._pending = seen
+        elif len(known) + len(seen) <= _KNOWN_MAX:
+            known.update(seen)
+        return listed
 
     def save_records(
         self, run_id: str, user_id: str, session_id: str, records: RunRecords, /
@@ -347,8 +368,34 @@ class SQLiteSessionStore:
     def __repr__(self) -> str:
         return f"SQLiteSessionStore({self.path!r})"
 
-    def _paused_run(self, row: Sequence[object]) -> PausedRun:
-        """A ``list_paused`` row, checked."""
+    def _paused_run(
+        self,
+        row: Sequence[object],
+        known: Mapping[str, tuple[str, tuple[PendingRequest, ...]]],
+        seen: dict[str, tuple[str, tuple[PendingRequest, ...]]],
+    ) -> PausedRun:
+        """A ``list_paused`` row, checked; its requests read unless ``known`` holds them
+        for the same text; each row's requests put in ``seen``."""
+        run_id, user_id, session_id, saved, agent, pending = row
+        if (
+            type(run_id) is not str
+            or type(user_id) is not str
+            or type(session_id) is not str
+            or type(agent) is not str
+            or (type(saved) is not float and type(saved) is not int)
+            or pending is None
+        ):
+            self._refuse_row(row)
+        had = known.get(run_id)
+        if had is not None and had[0] == pending:
+            requests = had[1]
+        else:
+            requests = pending_of(pending, run_id, f"session store {self.path!r}")
+        seen[run_id] = (cast("str", pending), requests)
+        return PausedRun(run_id, user_id, session_id, agent, float(saved), requests)
+
+    def _refuse_row(self, row: Sequence[object]) -> NoReturn:
+        """Name what is wrong with a ``list_paused`` row (the quick check found something)."""
         run_id, user_id, session_id, saved, agent, pending = row
         if type(run_id) is not str:
             damaged(f"a paused run in session store {self.path!r}", f"its id is {got(run_id)}")
@@ -358,22 +405,14 @@ class SQLiteSessionStore:
                 damaged(where, f"its {name} must be text, found {got(value)}")
         if type(saved) is not float and type(saved) is not int:
             damaged(where, f"its time must be a number, found {got(saved)}")
-        if pending is None:
-            with self._lock:
-                state = (
-                    self._open()
-                    .execute("SELECT state FROM paused WHERE run_id = ?", (run_id,))
-                    .fetchone()
-                )
-            damaged(where, unread(None if state is None else state[0]))
-        return PausedRun(
-            run_id,
-            cast("str", user_id),
-            cast("str", session_id),
-            cast("str", agent),
-            float(cast("float", saved)),
-            pending_of(pending, run_id, f"session store {self.path!r}"),
-        )
+        assert pending is None  # the only other thing the quick check refuses
+        with self._lock:
+            state = (
+                self._open()
+                .execute("SELECT state FROM paused WHERE run_id = ?", (run_id,))
+                .fetchone()
+            )
+        damaged(where, unread(None if state is None else state[0]))
 
     def _text(self, run_id: str, body: object) -> str:
         """A run's records as the file holds them, checked to be text."""
