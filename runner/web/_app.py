@@ -170,29 +170,27 @@ class _Inbox:
             return _error(500, str(exc))
         chains = self._chains(runs)
         pausers = self._pausers(runs)
-        schemas = self._schemas(run.pending for run in runs)
-        listed = [
-            paused_json(run, self.content, chains.get(run.agent, {}), pausers, schemas)
-            for run in runs
-        ]
+        schemas = self._schemas(request for run in runs for request in run.pending)
+        listed = [paused_json(run, self.content, chains, pausers, schemas) for run in runs]
         return JSONResponse({"runs": listed, "content": self.content})
 
-    def _chains(self, runs: Sequence[PausedRun]) -> dict[str, dict[str, list[str]]]:
-        """The ``before_tool`` chain of each paused call's tool, by agent then tool."""
-        chains: dict[str, dict[str, list[str]]] = {}
+    def _chains(self, runs: Sequence[PausedRun]) -> dict[str, list[str]]:
+        """The ``before_tool`` chain each paused call passed (its agent's, for its tool),
+        by request id; explained once per agent and tool."""
+        explained: dict[tuple[str, str], list[str]] = {}
+        chains: dict[str, list[str]] = {}
         for run in runs:
             for pending in run.pending:
-                by_tool = chains.setdefault(pending.agent, {})
-                if pending.call.name in by_tool:
-                    continue
-                try:
-                    explained = self.runner.explain(
-                        BEFORE_TOOL, tool=pending.call.name, agent=pending.agent
-                    )
-                except (ValueError, LookupError, TypeError):  # an agent this runner lacks
-                    by_tool[pending.call.name] = []
-                    continue
-                by_tool[pending.call.name] = [step.callback for step in explained.steps]
+                key = (pending.agent, pending.call.name)
+                if key not in explained:
+                    try:
+                        steps = self.runner.explain(
+                            BEFORE_TOOL, tool=pending.call.name, agent=pending.agent
+                        ).steps
+                    except (ValueError, LookupError, TypeError):  # an agent this runner lacks
+                        steps = ()
+                    explained[key] = [step.callback for step in steps]
+                chains[pending.id] = explained[key]
         return chains
 
     def _pausers(self, runs: Sequence[PausedRun]) -> dict[str, str]:
@@ -284,7 +282,7 @@ class _Inbox:
             return _error(409, f"run {run_id[:80]} is not waiting: it was decided already"), False
         state = RunState.from_json(text)
         try:
-            decisions = parse_decisions(body, state.pending, self._schemas([state.pending]))
+            decisions = parse_decisions(body, state.pending, self._schemas(state.pending))
         except BadDecision as exc:
             return _error(422, str(exc)), False
         live = self._live.start(run_id)
@@ -304,15 +302,17 @@ class _Inbox:
             return _error(500, f"the resume failed: {type(error).__name__}"), False
         return JSONResponse({"run_id": run_id, "trace": f"/trace/{run_id}"}, 202), True
 
-    def _schemas(self, pending: Iterable[Sequence[PendingRequest]]) -> dict[str, Mapping[str, Any]]:
-        """The argument schemas of the tools the requests call, by tool name."""
-        names = {request.call.name for requests in pending for request in requests}
-        return {
-            spec.name: spec.parameters
-            for agent in self.runner.agent.walk()
-            for spec in agent.specs
-            if spec.name in names
-        }
+    def _schemas(self, requests: Iterable[PendingRequest]) -> dict[str, Mapping[str, Any]]:
+        """The argument schema of the tool each request calls (its agent's), by request id;
+        a tool the agent does not list (an MCP server's) has none here."""
+        agents = {agent.name: agent for agent in self.runner.agent.walk()}
+        schemas: dict[str, Mapping[str, Any]] = {}
+        for request in requests:
+            agent = agents.get(request.agent)
+            for spec in () if agent is None else agent.specs:
+                if spec.name == request.call.name:
+                    schemas[request.id] = spec.parameters
+        return schemas
 
     async def _resume(self, run_id: str, state: RunState, decisions: Any, live: Live) -> None:
         """Resume the run as a stream: each event and each hook decision (its observer)

@@ -39,8 +39,9 @@ def parse_decisions(
 ) -> dict[str, Decision]:
     """The decisions of ``body`` for ``pending``, checked; ``BadDecision`` says what is wrong.
 
-    ``schemas`` are the tools' argument schemas by tool name (a tool without one takes
-    any object). Every pending request must be decided: a resume answers them all.
+    ``schemas`` are the argument schemas of the requests' tools, by request id (a
+    request without one takes any object). Every pending request must be decided: a
+    resume answers them all.
     """
     given = _object((_object(body) or {}).get("decisions"))
     if given is None:  # no object, or one without a decisions object
@@ -89,7 +90,7 @@ def _decision(
         if args is None:
             msg = f"request {request.id}: an edit's args are a JSON object"
             raise BadDecision(msg)
-        _check(request, args, schemas.get(request.call.name))
+        _check(request, args, schemas.get(request.id))
         return Edit(args)
     value = _object(fields.get("value"))
     if value is None:

@@ -51,9 +51,9 @@ def paused_json(
 ) -> JSON:
     """One paused run: ids, agent, when, and each request (``request_json``).
 
-    ``hooks`` are the ``before_tool`` chains by tool name (what may have paused),
-    ``pausers`` the callback that paused a request, by request id, where known,
-    ``schemas`` the tools' argument schemas by name (an edit's form).
+    By request id: ``hooks`` the ``before_tool`` chain its call passed (what may have
+    paused it), ``pausers`` the callback that paused it, where known, ``schemas`` its
+    tool's argument schema (an edit's form).
     """
     return {
         "run_id": run.run_id,
@@ -62,10 +62,8 @@ def paused_json(
         "agent": run.agent,
         "time": run.time,
         "pending": [
-            request_json(
-                request, content, hooks.get(request.call.name, ()), pausers.get(request.id)
-            )
-            | {"args_schema": schemas.get(request.call.name)}
+            request_json(request, content, hooks.get(request.id, ()), pausers.get(request.id))
+            | {"args_schema": schemas.get(request.id)}
             for request in run.pending
         ],
     }

@@ -324,3 +324,44 @@ def test_a_resumed_run_s_records_arrive_live_while_it_runs(
     assert kinds[-2:] == ["finished", "end"]
     assert kinds.index("hook") < kinds.index("tool_result")
     assert waited == [True]  # the approved call went on only once its start was seen
+
+
+def test_a_call_paused_in_a_sub_agent_is_listed_with_that_agent_s_chain_and_schema(
+    store: SQLiteSessionStore,
+) -> None:
+    """A request paused inside a sub-agent names the sub-agent's before_tool chain and
+    its tool's schema, not the root agent's; an edit is checked against that schema."""
+    from examples.web_inbox import AskBeforeDeleting
+    from runner import Agent, ModelResponse, Runner, ScriptedModel, SessionStore, ToolCall
+
+    def delete_file(path: str, force: bool) -> str:
+        """Delete a file."""
+        return f"deleted {path}"
+
+    def make(store: SessionStore) -> Runner:
+        deletes = ModelResponse(
+            tool_calls=(ToolCall("h1", "delete_file", {"path": "a", "force": True}),)
+        )
+        helper = Agent(
+            "helper",
+            ScriptedModel([deletes, ModelResponse("gone")]),
+            tools=[delete_file],
+            callbacks=[AskBeforeDeleting()],
+        )
+        asks = ModelResponse(tool_calls=(ToolCall("k1", "helper", {"request": "tidy"}),))
+        root = Agent("root", ScriptedModel([asks, ModelResponse("done")]), sub_agents=[helper])
+        return Runner(root, sessions=store)
+
+    with make(store) as runner:
+        paused = runner.run("tidy up")
+    with client(inbox_app(make, store, token=TOKEN, capture=True)) as c:
+        (request,) = c.get("/api/paused").json()["runs"][0]["pending"]
+        edit = {"kind": "edit", "args": {"path": "b", "force": "yes"}}
+        refused = c.post(
+            f"/api/runs/{paused.run_id}/decide", json={"decisions": {request["id"]: edit}}
+        )
+    assert (request["agent"], request["branch"]) == ("helper", "root/helper")
+    assert request["chain"] == ["AskBeforeDeleting instance"]
+    assert request["args_schema"]["required"] == ["path", "force"]
+    assert refused.status_code == 422
+    assert "force: 'yes' is not of type 'boolean'" in refused.json()["error"]

@@ -28,7 +28,9 @@ CALL = PendingRequest("req_c", ToolCall("c2", "act", {"n": 1}), "ok?", "a", "a")
 
 
 def parse(decisions: dict[str, Any]) -> dict[str, Any]:
-    return parse_decisions({"decisions": decisions}, (QUESTION, CALL), {"act": {"type": "object"}})
+    return parse_decisions(
+        {"decisions": decisions}, (QUESTION, CALL), {"req_c": {"type": "object"}}
+    )
 
 
 def test_an_answer_that_fits_the_question_s_schema_is_a_respond() -> None:
@@ -73,5 +75,5 @@ def test_a_schema_that_is_no_schema_is_named() -> None:
         parse_decisions(
             {"decisions": {"req_c": {"kind": "edit", "args": {}}}},
             (CALL,),
-            {"act": {"type": 5}},
+            {"req_c": {"type": 5}},
         )
