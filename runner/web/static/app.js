@@ -197,18 +197,46 @@ function runSection(run) {
   return section;
 }
 
+const POLL_MS = 3000; // how often the inbox asks for runs paused (or decided) elsewhere
+
+async function refreshInbox(box) {
+  const body = await getJSON("/api/paused");
+  if (!body.content) notice("Content capture is off: arguments and results are hidden.", false);
+  const waiting = new Set(body.runs.map((run) => run.run_id));
+  for (const section of box.querySelectorAll("section[data-run]")) {
+    const gone = !waiting.has(section.getAttribute("data-run"));
+    if (gone && !section.hasAttribute("data-decided") && !section.hasAttribute("data-gone")) {
+      section.setAttribute("data-gone", "");
+      section.querySelector("button[data-submit]").disabled = true;
+      section.querySelector(".result").textContent = "decided elsewhere: it no longer waits";
+    }
+  }
+  for (const run of body.runs) {
+    if (!box.querySelector(`section[data-run="${CSS.escape(run.run_id)}"]`)) {
+      box.append(runSection(run));
+    }
+  }
+  const empty = box.querySelector(".empty");
+  const shown = box.querySelectorAll("section[data-run]:not([data-gone]):not([data-decided])");
+  if (shown.length === 0 && !empty) {
+    box.append(el("p", { className: "muted empty", text: "Nothing waits." }));
+  } else if (shown.length > 0 && empty) {
+    empty.remove();
+  }
+}
+
 async function inbox() {
   const box = document.getElementById("runs");
-  try {
-    const body = await getJSON("/api/paused");
-    box.replaceChildren();
-    if (!body.content) notice("Content capture is off: arguments and results are hidden.", false);
-    if (body.runs.length === 0) box.append(el("p", { className: "muted", text: "Nothing waits." }));
-    for (const run of body.runs) box.append(runSection(run));
-  } catch (error) {
-    box.replaceChildren();
-    notice(error.message, true);
-  }
+  box.replaceChildren();
+  const poll = async () => {
+    try {
+      await refreshInbox(box);
+    } catch (error) {
+      notice(error.message, true);
+    }
+    setTimeout(poll, POLL_MS);
+  };
+  await poll();
 }
 
 // ---- the trace -------------------------------------------------------------------

@@ -68,10 +68,8 @@ def browser() -> Iterator[Any]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
-@pytest.fixture
-def paused_elsewhere(tmp_path: Path) -> tuple[Path, str]:
-    """A store file holding a run another process paused, and that run's id."""
-    database = tmp_path / "sessions.db"
+def pause_in_another_process(database: Path) -> str:
+    """The id of a janitor run a process of its own paused in the store at ``database``."""
     done = subprocess.run(
         [sys.executable, "-m", "tests.helpers.web_pause", str(database)],
         cwd=ROOT,
@@ -80,7 +78,14 @@ def paused_elsewhere(tmp_path: Path) -> tuple[Path, str]:
         timeout=120,
         check=True,
     )
-    return database, done.stdout.strip()
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def paused_elsewhere(tmp_path: Path) -> tuple[Path, str]:
+    """A store file holding a run another process paused, and that run's id."""
+    database = tmp_path / "sessions.db"
+    return database, pause_in_another_process(database)
 
 
 @pytest.fixture
@@ -123,22 +128,26 @@ def test_a_person_approves_and_rejects_and_watches_the_run_finish(
     browser: Any, server: str, paused_elsewhere: tuple[Path, str]
 ) -> None:
     """Approve one deletion, reject the other, follow the link: the trace shows the run
-    completed with the approved call's result and the hook decisions of the resume."""
+    completed with the approved call's result and the hook decisions of the resume. A
+    run another process pauses meanwhile shows up in the open inbox, and still waits."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as shown
     from selenium.webdriver.support.ui import WebDriverWait
 
-    _, run_id = paused_elsewhere
+    database, run_id = paused_elsewhere
     wait = WebDriverWait(browser, WAIT)
     base, token = server.split("/?token=")
     browser.get(server)
-    cards = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-request]") or None)
+    mine = f'section[data-run="{run_id}"] [data-request]'
+    cards = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, mine) or None)
     assert [c.find_element(By.CLASS_NAME, "reason").text for c in cards] == [
         "delete old.log?",
         "delete notes.txt?",
     ]
     assert token not in browser.current_url
     assert "AskBeforeDeleting" in cards[0].text
+    later = pause_in_another_process(database)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'section[data-run="{later}"]') or None)
     shot(browser, "inbox-paused.png")
 
     first, second = (c.get_attribute("data-request") for c in cards)
@@ -165,7 +174,11 @@ def test_a_person_approves_and_rejects_and_watches_the_run_finish(
     shot(browser, "trace-finished.png")
 
     browser.get(base + "/")
-    wait.until(shown.text_to_be_present_in_element((By.ID, "runs"), "Nothing waits."))
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'section[data-run="{later}"]') or None)
+    assert [
+        section.get_attribute("data-run")
+        for section in browser.find_elements(By.CSS_SELECTOR, "section[data-run]")
+    ] == [later]
 
 
 def test_the_trace_draws_a_sub_agent_inside_the_call_that_ran_it(
