@@ -9,10 +9,12 @@ the run has finished there. Screenshots of each page are kept under
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,6 +121,20 @@ def server(paused_elsewhere: tuple[Path, str]) -> Iterator[str]:
                 pipe.close()
 
 
+def decide_all(base: str, token: str, run_id: str) -> None:
+    """Approve every request of ``run_id`` over the JSON API, as a script would."""
+    bearer = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    asked = urllib.request.Request(base + "/api/paused", headers=bearer)
+    with urllib.request.urlopen(asked, timeout=30) as response:
+        (run,) = [each for each in json.load(response)["runs"] if each["run_id"] == run_id]
+    body = {"decisions": {request["id"]: {"kind": "approve"} for request in run["pending"]}}
+    decided = urllib.request.Request(
+        f"{base}/api/runs/{run_id}/decide", json.dumps(body).encode(), bearer
+    )
+    with urllib.request.urlopen(decided, timeout=30) as response:
+        assert response.status == 202
+
+
 def shot(driver: Any, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(ARTIFACTS / name))
@@ -129,7 +145,8 @@ def test_a_person_approves_and_rejects_and_watches_the_run_finish(
 ) -> None:
     """Approve one deletion, reject the other, follow the link: the trace shows the run
     completed with the approved call's result and the hook decisions of the resume. A
-    run another process pauses meanwhile shows up in the open inbox, and still waits."""
+    run another process pauses meanwhile shows up in the open inbox; once someone else
+    decided it, the inbox says so and takes no second decision."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as shown
     from selenium.webdriver.support.ui import WebDriverWait
@@ -179,6 +196,13 @@ def test_a_person_approves_and_rejects_and_watches_the_run_finish(
         section.get_attribute("data-run")
         for section in browser.find_elements(By.CSS_SELECTOR, "section[data-run]")
     ] == [later]
+    decide_all(base, token, later)  # another person, elsewhere
+    wait.until(
+        shown.text_to_be_present_in_element(
+            (By.CSS_SELECTOR, f'section[data-run="{later}"] .result'), "decided elsewhere"
+        )
+    )
+    assert not browser.find_element(By.CSS_SELECTOR, f'button[data-submit="{later}"]').is_enabled()
 
 
 def test_the_trace_draws_a_sub_agent_inside_the_call_that_ran_it(
