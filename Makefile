@@ -32,6 +32,7 @@ demo: $(STAMP)
 	$(BIN)/python -m examples.providers
 	$(BIN)/python -m examples.mcp_guard
 	$(BIN)/python -m examples.web_inbox
+	$(BIN)/python -m examples.structured
 
 # Every test under coverage.py (branches, the processes tests start too; the floor is
 # [tool.coverage.report] fail_under in pyproject.toml), then mypy, basedpyright, ruff and
@@ -81,6 +82,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.anthropic_adapter
 	$(BIN)/python -m benchmarks.mcp
 	$(BIN)/python -m benchmarks.matchers
+	$(BIN)/python -m benchmarks.agui
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.

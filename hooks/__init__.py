@@ -17,9 +17,10 @@ returns a tagged result that callers take apart with ``match``::
   hooks), ``Success`` / ``Failure`` outcomes (after hooks and wraps); a human's
   ``Approve`` / ``Edit`` / ``Reject`` on a paused call arrives as ``ctx.decision``;
 - points: ``BeforePoint``, ``PausablePoint``, ``AfterPoint``, ``ErrorPoint``,
-  ``WrapPoint`` (each ``[C, T]``: context first) and the ten built-ins -- ``BEFORE_AGENT`` /
+  ``WrapPoint`` (each ``[C, T]``: context first) and the twelve built-ins -- ``BEFORE_AGENT`` /
   ``AFTER_AGENT``, ``BEFORE_MODEL`` / ``AFTER_MODEL`` / ``ON_MODEL_ERROR`` /
-  ``WRAP_MODEL``, the same four for tools -- which check payload types at run time;
+  ``WRAP_MODEL``, the same four for tools, ``ON_OUTPUT_ERROR`` / ``AFTER_OUTPUT`` for an
+  agent's typed answer -- which check payload types at run time;
 - protocols, one per built-in method (``BeforeModel``, ``WrapTool`` ...), and their
   async twins (``AsyncBeforeModel`` ...) for ``async def`` methods;
 - dispatch: ``run_before``, ``run_after``, ``run_on_error``, ``run_wrap`` and the
@@ -62,12 +63,14 @@ from hooks._adispatch import arun_after, arun_before, arun_on_error
 from hooks._async_protocols import (
     AsyncAfterAgent,
     AsyncAfterModel,
+    AsyncAfterOutput,
     AsyncAfterTool,
     AsyncBeforeAgent,
     AsyncBeforeModel,
     AsyncBeforeTool,
     AsyncOnEvent,
     AsyncOnModelError,
+    AsyncOnOutputError,
     AsyncOnToolError,
     AsyncWrapModel,
     AsyncWrapTool,
@@ -84,22 +87,26 @@ from hooks._messages import (
     Message,
     ModelRequest,
     ModelResponse,
+    OutputSpec,
     Role,
     ToolCall,
     ToolResult,
     ToolSpec,
     Usage,
 )
+from hooks._output import OutputContext
 from hooks._parts import FilePart, ImagePart, Part, ReasoningPart
 from hooks._placed import Match, Placed, Tier, audit, guard, matched, shadow
 from hooks._points import (
     AFTER_AGENT,
     AFTER_MODEL,
+    AFTER_OUTPUT,
     AFTER_TOOL,
     BEFORE_AGENT,
     BEFORE_MODEL,
     BEFORE_TOOL,
     ON_MODEL_ERROR,
+    ON_OUTPUT_ERROR,
     ON_TOOL_ERROR,
     WRAP_MODEL,
     WRAP_TOOL,
@@ -119,12 +126,14 @@ from hooks._policy import DispatchPolicy, Trace
 from hooks._protocols import (
     AfterAgent,
     AfterModel,
+    AfterOutput,
     AfterTool,
     BeforeAgent,
     BeforeModel,
     BeforeTool,
     OnEvent,
     OnModelError,
+    OnOutputError,
     OnToolError,
     WrapModel,
     WrapTool,
@@ -149,22 +158,26 @@ from hooks._wrap import arun_wrap, run_wrap
 __all__ = [
     "AFTER_AGENT",
     "AFTER_MODEL",
+    "AFTER_OUTPUT",
     "AFTER_TOOL",
     "BEFORE_AGENT",
     "BEFORE_MODEL",
     "BEFORE_TOOL",
     "ON_MODEL_ERROR",
+    "ON_OUTPUT_ERROR",
     "ON_TOOL_ERROR",
     "WRAP_MODEL",
     "WRAP_TOOL",
     "AfterAgent",
     "AfterModel",
+    "AfterOutput",
     "AfterPoint",
     "AfterTool",
     "AgentContext",
     "Approve",
     "AsyncAfterAgent",
     "AsyncAfterModel",
+    "AsyncAfterOutput",
     "AsyncAfterTool",
     "AsyncBeforeAgent",
     "AsyncBeforeModel",
@@ -172,6 +185,7 @@ __all__ = [
     "AsyncObserver",
     "AsyncOnEvent",
     "AsyncOnModelError",
+    "AsyncOnOutputError",
     "AsyncOnToolError",
     "AsyncWrapModel",
     "AsyncWrapTool",
@@ -215,9 +229,12 @@ __all__ = [
     "Observer",
     "OnEvent",
     "OnModelError",
+    "OnOutputError",
     "OnToolError",
     "Outcome",
     "OutcomeTag",
+    "OutputContext",
+    "OutputSpec",
     "Part",
     "PausablePoint",
     "PausableResult",

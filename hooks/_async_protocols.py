@@ -11,24 +11,27 @@ returns an awaitable: ``outcome = await call_next(ctx)``. Async wrap dispatch
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from returns.result import Failure, Result
 
 from hooks._contexts import AgentContext, ModelContext, ToolContext
 from hooks._events import HookEvent
 from hooks._messages import ModelResponse, ToolResult
+from hooks._output import OutputContext
 from hooks._results import BeforeResult, ErrorResult, Outcome, PausableResult
 
 __all__ = [
     "AsyncAfterAgent",
     "AsyncAfterModel",
+    "AsyncAfterOutput",
     "AsyncAfterTool",
     "AsyncBeforeAgent",
     "AsyncBeforeModel",
     "AsyncBeforeTool",
     "AsyncOnEvent",
     "AsyncOnModelError",
+    "AsyncOnOutputError",
     "AsyncOnToolError",
     "AsyncWrapModel",
     "AsyncWrapTool",
@@ -78,6 +81,26 @@ class AsyncOnModelError(Protocol):
         self, failure: Failure[Exception], ctx: ModelContext, /
     ) -> ErrorResult[ModelContext, ModelResponse]:
         """``Retry``, ``Fallback``, or a ``Failure`` passed on."""
+        ...
+
+
+class AsyncOnOutputError(Protocol):
+    """``async def on_output_error``: see ``OnOutputError``."""
+
+    async def on_output_error(
+        self, failure: Failure[Exception], ctx: OutputContext, /
+    ) -> ErrorResult[OutputContext, Any]:
+        """``Retry`` with feedback, ``Fallback(value)``, or a ``Failure`` of its own."""
+        ...
+
+
+class AsyncAfterOutput(Protocol):
+    """``async def after_output``: see ``AfterOutput``."""
+
+    async def after_output(
+        self, outcome: Outcome[Any], ctx: OutputContext, /
+    ) -> Result[Any, Exception]:
+        """Return the outcome the run ends with; a ``Failure`` fails the run."""
         ...
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "Message",
     "ModelRequest",
     "ModelResponse",
+    "OutputSpec",
     "Role",
     "ToolCall",
     "ToolResult",
@@ -106,16 +107,48 @@ class ToolSpec:
 
 @slot_init
 @dataclass(frozen=True, slots=True)
+class OutputSpec:
+    """The shape the final answer must have: a JSON object ``schema`` named ``name``.
+
+    A model with native structured output maps it to its API's own field (OpenAI's
+    ``json_schema`` format, Anthropic's ``output_config``), asking for the schema to be
+    enforced when ``strict`` (the runner sets it only where the schema allows it); the
+    answer's text is then that JSON. ``description`` says what the answer is, for the
+    APIs that take one. Checked when built: a wrong field is a ``TypeError``.
+    """
+
+    name: str
+    schema: Mapping[str, Any]
+    strict: bool = False
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not _is_str(self.name) or not self.name:
+            _refuse(self, "name", "a non-empty str", self.name)
+        if not isinstance(self.schema, Mapping):
+            _refuse(self, "schema", "a JSON schema (a mapping)", self.schema)
+        if type(self.strict) is not bool:
+            _refuse(self, "strict", "a bool", self.strict)
+        if not _is_str(self.description):
+            _refuse(self, "description", "a str", self.description)
+
+
+@slot_init
+@dataclass(frozen=True, slots=True)
 class ModelRequest:
     """What the model receives: the conversation so far and the tools it may call.
 
     ``messages`` is any immutable sequence: a tuple, or the runner's transcript, which
     grows without copying; compare and index it like a tuple, and build a changed
     request with a tuple (``replace(request, messages=(*request.messages, extra))``).
+    ``output`` is the answer's required shape when the agent has an ``output_type`` and
+    its model answers in that shape natively (``None`` otherwise: a model without it is
+    offered a final-result tool among ``tools`` instead).
     """
 
     messages: Sequence[Message]
     tools: tuple[ToolSpec, ...] = ()
+    output: OutputSpec | None = None
 
 
 @slot_init

@@ -24,15 +24,18 @@ from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar, final
 
 from hooks._contexts import AgentContext, ModelContext, ToolContext
 from hooks._messages import ModelResponse, ToolResult
+from hooks._output import OutputContext
 
 __all__ = [
     "AFTER_AGENT",
     "AFTER_MODEL",
+    "AFTER_OUTPUT",
     "AFTER_TOOL",
     "BEFORE_AGENT",
     "BEFORE_MODEL",
     "BEFORE_TOOL",
     "ON_MODEL_ERROR",
+    "ON_OUTPUT_ERROR",
     "ON_TOOL_ERROR",
     "WRAP_MODEL",
     "WRAP_TOOL",
@@ -266,6 +269,13 @@ AFTER_TOOL: Final[AfterPoint[ToolContext, ToolResult]] = AfterPoint(
 )
 ON_TOOL_ERROR: Final[ErrorPoint[ToolContext, ToolResult]] = ErrorPoint(
     "on_tool_error", context=ToolContext, value=ToolResult
+)
+# The typed final answer: its value is whatever the agent's output_type makes.
+ON_OUTPUT_ERROR: Final[ErrorPoint[OutputContext, Any]] = ErrorPoint(
+    "on_output_error", context=OutputContext
+)
+AFTER_OUTPUT: Final[AfterPoint[OutputContext, Any]] = AfterPoint(
+    "after_output", context=OutputContext
 )
 
 WRAP_MODEL: Final[WrapPoint[ModelContext, ModelResponse]] = WrapPoint(

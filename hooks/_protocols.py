@@ -13,24 +13,27 @@ Parameters are positional-only, so implementations may name them freely. For
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from returns.result import Failure, Result
 
 from hooks._contexts import AgentContext, ModelContext, ToolContext
 from hooks._events import HookEvent
 from hooks._messages import ModelResponse, ToolResult
+from hooks._output import OutputContext
 from hooks._results import BeforeResult, ErrorResult, Outcome, PausableResult
 
 __all__ = [
     "AfterAgent",
     "AfterModel",
+    "AfterOutput",
     "AfterTool",
     "BeforeAgent",
     "BeforeModel",
     "BeforeTool",
     "OnEvent",
     "OnModelError",
+    "OnOutputError",
     "OnToolError",
     "WrapModel",
     "WrapTool",
@@ -85,6 +88,28 @@ class OnModelError(Protocol):
         """``Retry(ctx)`` calls the model again (within the retry budget);
         ``Fallback(response)`` uses ``response``; ``Failure(err)`` passes an error on,
         and the last one fails the run."""
+        ...
+
+
+class OnOutputError(Protocol):
+    """``on_output_error``: runs when an agent's final answer does not fit its ``output_type``."""
+
+    def on_output_error(
+        self, failure: Failure[Exception], ctx: OutputContext, /
+    ) -> ErrorResult[OutputContext, Any]:
+        """``Retry(ctx)`` asks the model again with ``ctx.feedback`` (within the retry
+        budget); ``Fallback(value)`` answers with ``value`` (checked against the type);
+        ``Failure(err)`` with an error of its own ends the run with it. Passed on, the
+        failure is retried with the validation errors as feedback."""
+        ...
+
+
+class AfterOutput(Protocol):
+    """``after_output``: the guard on an agent's typed final answer."""
+
+    def after_output(self, outcome: Outcome[Any], ctx: OutputContext, /) -> Result[Any, Exception]:
+        """Return the outcome the run ends with: ``Success(value)`` (checked against the
+        type) or a ``Failure``, which fails the run."""
         ...
 
 

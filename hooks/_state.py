@@ -212,6 +212,8 @@ class Invocation:
 
     ``branch`` is the path of agent names, ``"assistant/researcher"`` inside a sub-agent.
     ``tools`` describes the agent's tools by name (``ToolContext.tool`` reads it).
+    ``deps`` are the run's dependencies (``Runner.run(..., deps=...)``; ``None`` unless
+    given): the same object the run's tools get in their ``RunContext``, never saved.
     """
 
     id: str
@@ -221,3 +223,4 @@ class Invocation:
     session_id: str = ""
     state: State = field(default_factory=State, compare=False, repr=False)
     tools: Mapping[str, ToolInfo] = field(default_factory=_no_tools, compare=False, repr=False)
+    deps: Any = field(default=None, compare=False, repr=False)

@@ -1,18 +1,23 @@
-"""``Agent``: a name, a model, tools, callbacks of its own and sub-agents."""
+"""``Agent``: a name, a model, tools, callbacks of its own and sub-agents; its answer's type."""
 
 from __future__ import annotations
 
 import inspect
 import types
+import typing
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NoReturn, final
+from typing import TYPE_CHECKING, Any, Final, Generic, NoReturn, cast, final, overload
+
+from typing_extensions import TypeVar
 
 from hooks import InvalidCallbacks, ToolInfo, ToolSpec
 from runner._checks import got, is_list
 from runner._mcp.source import MCPTools
 from runner._models.protocols import AsyncModel, Model
+from runner._tools.output import FINAL_RESULT, OutputType
 from runner._tools.tools import (
     AsyncTool,
+    FunctionTool,
     Tool,
     as_tool,
     check_tool_name,
@@ -21,11 +26,17 @@ from runner._tools.tools import (
     spec_of,
 )
 
-__all__ = ["Agent"]
+__all__ = ["Agent", "check_deps"]
+
+Deps = TypeVar("Deps", default=None)
+Out = TypeVar("Out", default=str)
+# The overloads' own: an __init__'s self may not name the class's type variables.
+_D = TypeVar("_D")
+_O = TypeVar("_O")
 
 
 @final
-class Agent:
+class Agent(Generic[Deps, Out]):
     """An agent: what ``Runner`` drives.
 
     ``tools`` are functions, tool objects or ``MCPTools`` (an MCP server's tools,
@@ -33,6 +44,16 @@ class Agent:
     (after the runner's); each of ``sub_agents`` is offered to this agent's model as
     a tool named after it, taking one argument ``request: str``. ``instruction``
     opens every request as a system message.
+
+    ``output_type`` makes the answer a typed value (``RunResult.output``): any type
+    pydantic's ``TypeAdapter`` handles (a model, a dataclass, a ``TypedDict``,
+    ``list[...]``, a union), asked of the model natively where its API can
+    (``native_output``: the model says so with a true ``native_output`` attribute) and as
+    a tool named ``final_result`` beside the others where not; ``str`` or ``None`` keeps
+    the plain text. It needs ``pip install 'hookline[schema]'``. ``deps_type`` is the type
+    of the ``deps`` a run is given (``Runner.run(..., deps=...)``) for the tools that take a
+    ``RunContext``: each such tool's ``RunContext[X]`` must accept it (a class ``X``
+    that ``deps_type`` is no subclass of is a ``TypeError`` here).
 
     Inputs are checked here, not in a run: the name is an identifier and a valid
     tool name; ``tools``, ``callbacks`` and ``sub_agents`` are lists or tuples (a
@@ -44,6 +65,7 @@ class Agent:
 
     __slots__ = (
         "callbacks",
+        "deps_type",
         "description",
         "infos",
         "instruction",
@@ -51,6 +73,8 @@ class Agent:
         "model_has_agenerate",
         "model_is_async",
         "name",
+        "native_output",
+        "output",
         "sources",
         "specs",
         "sub_agents",
@@ -58,6 +82,62 @@ class Agent:
         "tools",
     )
 
+    @overload
+    def __init__(
+        self: Agent[None, str],
+        name: str,
+        model: Model | AsyncModel,
+        *,
+        tools: Sequence[object] = (),
+        callbacks: Sequence[object] = (),
+        sub_agents: Sequence[Agent[Any, Any]] = (),
+        instruction: str = "",
+        description: str = "",
+        output_type: None = None,
+        deps_type: None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Agent[None, _O],
+        name: str,
+        model: Model | AsyncModel,
+        *,
+        tools: Sequence[object] = (),
+        callbacks: Sequence[object] = (),
+        sub_agents: Sequence[Agent[Any, Any]] = (),
+        instruction: str = "",
+        description: str = "",
+        output_type: type[_O],
+        deps_type: None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Agent[_D, str],
+        name: str,
+        model: Model | AsyncModel,
+        *,
+        tools: Sequence[object] = (),
+        callbacks: Sequence[object] = (),
+        sub_agents: Sequence[Agent[Any, Any]] = (),
+        instruction: str = "",
+        description: str = "",
+        output_type: None = None,
+        deps_type: type[_D],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Agent[_D, _O],
+        name: str,
+        model: Model | AsyncModel,
+        *,
+        tools: Sequence[object] = (),
+        callbacks: Sequence[object] = (),
+        sub_agents: Sequence[Agent[Any, Any]] = (),
+        instruction: str = "",
+        description: str = "",
+        output_type: type[_O],
+        deps_type: type[_D],
+    ) -> None: ...
     def __init__(
         self,
         name: str,
@@ -65,9 +145,11 @@ class Agent:
         *,
         tools: Sequence[object] = (),
         callbacks: Sequence[object] = (),
-        sub_agents: Sequence[Agent] = (),
+        sub_agents: Sequence[Agent[Any, Any]] = (),
         instruction: str = "",
         description: str = "",
+        output_type: object = None,
+        deps_type: object = None,
     ) -> None:
         _check_name(name)
         if isinstance(model, type) or not callable(getattr(model, "generate", None)):
@@ -97,6 +179,10 @@ class Agent:
         self.model_has_agenerate: Final = inspect.iscoroutinefunction(
             getattr(model, "agenerate", None)
         )
+        # None: the answer is its text.
+        self.output: Final = _output_of(name, output_type)
+        self.native_output: Final = getattr(model, "native_output", False) is True
+        self.deps_type: Final = _checked_deps_type(name, deps_type)
         self.instruction: Final = instruction
         self.description: Final = description or instruction or f"Ask the {name} agent."
         self.callbacks: Final = tuple(callbacks)
@@ -112,17 +198,23 @@ class Agent:
                 continue
             tool = as_tool(given)
             _add_unique(functions, tool.name, tool, name)
+            if isinstance(tool, FunctionTool):
+                _check_deps(name, tool, deps_type)
         # The MCP servers this agent takes tools from: listed by a run, not here.
         self.sources: Final = tuple(sources)
-        tools_: dict[str, Tool | AsyncTool | Agent] = dict(functions)
+        tools_: dict[str, Tool | AsyncTool | Agent[Any, Any]] = dict(functions)
         for sub in self.sub_agents:
             checked: object = sub  # untyped callers may pass anything
             if not isinstance(checked, Agent):
                 msg = f"agent {name!r}: sub_agents must be Agent instances, got {got(sub)}"
                 raise TypeError(msg)
             _add_unique(tools_, sub.name, sub, name)
+        if self.output is not None and FINAL_RESULT in tools_:
+            _refuse_final_result(name)
         # Read-only views: the tables cannot be changed through the agent either.
-        self.tools: Final[Mapping[str, Tool | AsyncTool | Agent]] = types.MappingProxyType(tools_)
+        self.tools: Final[Mapping[str, Tool | AsyncTool | Agent[Any, Any]]] = (
+            types.MappingProxyType(tools_)
+        )
         self.tool_is_async: Final[Mapping[str, bool]] = types.MappingProxyType(
             {key: is_async_tool(tool) for key, tool in functions.items()}
         )
@@ -137,7 +229,7 @@ class Agent:
             }
         )
 
-    def walk(self) -> Iterator[Agent]:
+    def walk(self) -> Iterator[Agent[Any, Any]]:
         """This agent and all its sub-agents, depth first, each agent once.
 
         An agent shared by several parents is yielded where the walk first meets it,
@@ -145,7 +237,7 @@ class Agent:
         the walk keeps its own stack, so no depth of nesting can exhaust Python's.
         """
         seen: set[int] = set()
-        stack: list[Agent] = [self]
+        stack: list[Agent[Any, Any]] = [self]
         while stack:
             agent = stack.pop()
             if id(agent) in seen:
@@ -176,7 +268,7 @@ class Agent:
         return f"Agent({self.name!r}, tools={list(self.tools)!r}{servers})"
 
     @staticmethod
-    def _spec(tool: Tool | AsyncTool | Agent) -> ToolSpec:
+    def _spec(tool: Tool | AsyncTool | Agent[Any, Any]) -> ToolSpec:
         if isinstance(tool, Agent):
             parameters: dict[str, Any] = {
                 "type": "object",
@@ -196,6 +288,81 @@ def _check_name(name: object) -> None:
         msg = f"an agent name must be an identifier (it names a tool and a branch), got {name!r}"
         raise ValueError(msg)
     check_tool_name(name, "agent name")
+
+
+def _output_of(name: str, output_type: object) -> OutputType[Any] | None:
+    """The agent's output type, or ``None`` for a plain text answer (``None`` or ``str``)."""
+    if output_type is None or output_type is str:
+        return None
+    return OutputType(output_type, agent=name)
+
+
+def _refuse_final_result(name: str) -> NoReturn:
+    msg = (
+        f"agent {name!r} has an output_type, whose answer may come as a tool named "
+        f"{FINAL_RESULT!r}: rename its tool (or sub-agent) {FINAL_RESULT!r}"
+    )
+    raise ValueError(msg)
+
+
+def check_deps(root: Agent[Any, Any], deps: object, method: str) -> None:
+    """Refuse, before a run starts, ``deps`` that are no instance of the ``deps_type`` class
+    an agent of the run declares (``None``, deps not given, included)."""
+    for agent in root.walk():
+        declared = agent.deps_type
+        if declared is None or _is_instance(deps, declared) is not False:
+            continue
+        name = getattr(declared, "__qualname__", repr(declared))
+        if deps is None:
+            again = " (a paused run keeps none: give them again)" if "resume" in method else ""
+            msg = (
+                f"agent {agent.name!r} takes deps of type {name}, but {method} was given "
+                f"none: pass {method}(..., deps=...){again}"
+            )
+        else:
+            msg = f"agent {agent.name!r} takes deps of type {name}, got {got(deps)}"
+        raise TypeError(msg)
+
+
+def _checked_deps_type(name: str, deps_type: object) -> object:
+    """``deps_type`` itself if it is ``None``, a class or a generic alias or union."""
+    if deps_type is None or isinstance(deps_type, type) or typing.get_origin(deps_type):
+        return deps_type
+    msg = f"agent {name!r}: deps_type must be a type, got {got(deps_type)}"
+    raise TypeError(msg)
+
+
+def _is_instance(value: object, declared: object) -> bool | None:
+    """Whether ``value`` is of type ``declared`` (a class, a union, a generic alias by its
+    origin: ``list[int]`` as ``list``), or ``None`` when run time cannot tell."""
+    origin = typing.get_origin(declared)
+    target = declared if origin is None or origin in {typing.Union, types.UnionType} else origin
+    try:
+        return isinstance(value, cast("Any", target))
+    except TypeError:  # Literal, Annotated, a union of generics: only a checker can say
+        return None
+
+
+def _check_deps(agent: str, tool: FunctionTool, deps_type: object) -> None:
+    """A tool's ``RunContext[X]`` must accept the agent's ``deps_type`` (a class ``X`` a
+    class ``deps_type`` is no subclass of is refused); a bare ``RunContext`` takes any."""
+    wanted = tool.deps_type
+    if wanted is None or wanted is Any or wanted is object:
+        return
+    given = type(None) if deps_type is None else deps_type
+    if not isinstance(wanted, type) or not isinstance(given, type):
+        return  # a type only a checker can compare: mypy and pyright do
+    if not issubclass(given, type(None) if wanted is type(None) else wanted):
+        has = (
+            "declares no deps_type: give it one, Agent(..., deps_type=...)"
+            if deps_type is None
+            else f"deps_type is {given.__qualname__}"
+        )
+        msg = (
+            f"agent {agent!r}: tool {tool.name!r} takes RunContext[{wanted.__qualname__}], "
+            f"but the agent {has}"
+        )
+        raise TypeError(msg)
 
 
 def _check_list(agent: str, field: str, value: object, items: str, single: str) -> None:

@@ -14,6 +14,7 @@
           +-- SessionBusy (also RuntimeError)         another run holds the session's lease
           +-- ProviderError                           a model server's answer is no answer
           +-- ModelTimeout (also TimeoutError)        a model call passed its deadline
+          +-- OutputValidationError (also ValueError) an answer that does not fit output_type
           +-- MCPError                                an MCP server could not answer a call
           |    +-- MCPTimeout (also TimeoutError)     an MCP call passed its deadline
           +-- MCPToolError                            an MCP tool answered with isError
@@ -38,6 +39,7 @@ __all__ = [
     "MCPToolError",
     "MaxStepsExceeded",
     "ModelTimeout",
+    "OutputValidationError",
     "ProviderError",
     "ResumeRefused",
     "RunnerError",
@@ -85,6 +87,31 @@ class MaxStepsExceeded(RunnerError, RuntimeError):
         super().__init__(
             f"agent {agent!r} did not finish within max_steps={max_steps} model turns; "
             "raise Runner(max_steps=...) or check for a tool-call loop"
+        )
+
+
+@final
+class OutputValidationError(RunnerError, ValueError):
+    """Agent ``agent``'s answer ``attempt`` (from 1 in its turn) does not fit its
+    ``output_type``: ``errors`` says where and why, a line each, and ``raw`` is the JSON
+    (or text) the model gave.
+
+    ``on_output_error`` hooks receive it; unrecovered (the retry budget spent, or a hook's
+    ``Failure``), the run raises it, with a note saying how many answers were tried.
+    """
+
+    def __init__(
+        self, agent: str, output_type: str, errors: tuple[str, ...], raw: str, attempt: int
+    ) -> None:
+        self.agent = agent
+        self.output_type = output_type
+        self.errors = errors
+        self.raw = raw
+        self.attempt = attempt
+        said = "; ".join(errors)
+        super().__init__(
+            f"agent {agent!r}: answer {attempt} does not fit output_type {output_type}: "
+            f"{said}; got {raw!r:.200}"
         )
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias
+
+from typing_extensions import TypeVar
 
 from hooks import Message, ModelRequest, ModelResponse, ToolCall, ToolResult, Usage
 from hooks._slots import slot_init
@@ -36,8 +38,10 @@ __all__ = [
     "UserMessageEvent",
 ]
 
-Operation: TypeAlias = Literal["model", "tool", "agent"]
-"""What an error, a retry or a fallback happened to."""
+Out = TypeVar("Out", default=str)
+
+Operation: TypeAlias = Literal["model", "tool", "agent", "output"]
+"""What an error, a retry or a fallback happened to (``"output"``: an agent's typed answer)."""
 
 RunStatus: TypeAlias = Literal["completed", "stopped", "paused"]
 """How a run ended: ``"completed"`` with an answer, ``"stopped"`` by a ``StopRun``, or
@@ -266,10 +270,12 @@ _EMPTY_STATE = RunState({}, "", "", "", "", "completed")
 
 @slot_init
 @dataclass(frozen=True, slots=True)
-class RunResult:
+class RunResult(Generic[Out]):
     """The end of a run.
 
-    ``output`` is the final answer's text (``""`` when stopped or paused before one),
+    ``output`` is the final answer: its text, or for an agent with an ``output_type`` the
+    validated value of that type (``""``, or ``None`` when typed, if stopped or paused
+    before one),
     ``status`` is ``"completed"``, ``"stopped"`` (then ``stop_reason`` says why) or
     ``"paused"`` (then ``pending`` holds the requests it waits for, and ``state`` is
     what ``Runner.resume`` takes, also as ``state.to_json()``),
@@ -281,7 +287,7 @@ class RunResult:
     models do not say). A resumed run's ``events`` are those since it resumed.
     """
 
-    output: str
+    output: Out
     events: tuple[Event, ...]
     status: RunStatus
     stop_reason: str | None = None
@@ -309,7 +315,7 @@ class RunStartedEvent:
 class RunFinishedEvent:
     """The last event of a streamed run: ``result`` is what ``arun`` would return."""
 
-    result: RunResult
+    result: RunResult[Any]
     time: float
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, Generic, final, overload
+
+from typing_extensions import TypeVar
 
 from hooks import (
     Callbacks,
@@ -15,7 +17,7 @@ from hooks import (
     Message,
 )
 from hooks._points import AnyPoint
-from runner._agent import Agent
+from runner._agent import Agent, check_deps
 from runner._checks import (
     as_message,
     check_id,
@@ -41,11 +43,14 @@ if TYPE_CHECKING:  # the extra hookline[otel]; imported at run time only when gi
 
 __all__ = ["Runner"]
 
+Deps = TypeVar("Deps", default=None)
+Out = TypeVar("Out", default=str)
+
 _DEFAULT_POLICY: Final = DispatchPolicy()
 
 
 @final
-class Runner:
+class Runner(Generic[Deps, Out]):
     """Runs ``agent`` (and its sub-agents) with callbacks at every hook point.
 
     ``callbacks`` apply to every agent of every run, before each agent's own;
@@ -75,6 +80,12 @@ class Runner:
     messages, tool arguments and results on them; ``None`` reads
     ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, unset means off.
 
+    ``run(..., deps=...)`` gives the run's dependencies to the tools that take a
+    ``RunContext`` and to hooks (``ctx.invocation.deps``); they are never saved, so a
+    resume is given them again (``resume(..., deps=...)``). A run whose agent declares a
+    ``deps_type`` class is refused before it starts when ``deps`` is not one. A run's
+    ``RunResult.output`` is of the agent's ``output_type`` (``str`` without one).
+
     A context manager: leaving it closes the runner. ``close()`` refuses new runs at
     once and never waits for runs under way: they finish, and what the runner opened
     (its thread pool, its own session store) is released when the last one ends.
@@ -82,6 +93,7 @@ class Runner:
 
     __slots__ = (
         "_launcher",
+        "_root",
         "agent",
         "callbacks",
         "max_steps",
@@ -95,7 +107,7 @@ class Runner:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: Agent[Deps, Out],
         *,
         callbacks: Callbacks = (),
         retry: RetryPolicy = RetryPolicy(),  # noqa: B008 -- frozen, shared safely
@@ -116,8 +128,9 @@ class Runner:
             if tracer_provider is None:
                 msg = "capture_content is for traced runs: pass tracer_provider=... too"
                 raise ValueError(msg)
+        root: Agent[Any, Any] = agent
         launcher = Launcher.checked(
-            agent,
+            root,
             kind="Runner",
             callbacks=callbacks,
             retry=retry,
@@ -134,7 +147,8 @@ class Runner:
             model_deadline=model_deadline,
         )
         self._launcher: Final = launcher
-        self.agent: Final = agent
+        self.agent: Final[Agent[Deps, Out]] = agent
+        self._root: Final[Agent[Any, Any]] = agent  # what the loop drives, its types erased
         self.callbacks: Final = launcher.callbacks
         self.retry: Final = launcher.retry
         self.max_steps: Final = launcher.max_steps
@@ -144,6 +158,17 @@ class Runner:
         self.session_lease: Final = launcher.session_lease
         self.sessions: Final[SessionStore] = launcher.sessions
 
+    @overload
+    def run(
+        self: Runner[None, Out],
+        message: str | Message,
+        *,
+        user_id: str = "user",
+        session_id: str | None = None,
+        callbacks: Callbacks = (),
+        deps: None = None,
+    ) -> RunResult[Out]: ...
+    @overload
     def run(
         self,
         message: str | Message,
@@ -151,24 +176,49 @@ class Runner:
         user_id: str = "user",
         session_id: str | None = None,
         callbacks: Callbacks = (),
-    ) -> RunResult:
+        deps: Deps,
+    ) -> RunResult[Out]: ...
+    def run(
+        self,
+        message: str | Message,
+        *,
+        user_id: str = "user",
+        session_id: str | None = None,
+        callbacks: Callbacks = (),
+        deps: Any = None,
+    ) -> RunResult[Any]:
         """Run the agent on ``message`` to its answer; sync models, tools and callbacks only.
 
         ``session_id=None`` starts a fresh session (its id is in the result); the same
         ``(user_id, session_id)`` continues one. ``callbacks`` apply to this run only,
-        after the runner's and before each agent's own. An unrecovered model error is
-        raised with its own type; a ``StopRun`` ends the run with ``status="stopped"``.
+        after the runner's and before each agent's own. ``deps`` go to the tools that
+        take a ``RunContext`` and to hooks, never saved. An unrecovered model error is
+        raised with its own type, an answer that does not fit the agent's ``output_type``
+        as ``OutputValidationError``; a ``StopRun`` ends the run with ``status="stopped"``.
         Raises ``RuntimeError`` inside a running event loop: use ``arun`` there.
         """
         refuse_inside_loop("run", "arun")
         message = as_message(message)
+        check_deps(self.agent, deps, "run")
         launcher = self._launcher
         run = launcher.start(message, user_id, session_id, callbacks, is_async=False)
+        run.deps = deps
         try:
-            return complete(run.run(self.agent, message))
+            return complete(run.run(self._root, message))
         finally:
             launcher.finish(run)
 
+    @overload
+    async def arun(
+        self: Runner[None, Out],
+        message: str | Message,
+        *,
+        user_id: str = "user",
+        session_id: str | None = None,
+        callbacks: Callbacks = (),
+        deps: None = None,
+    ) -> RunResult[Out]: ...
+    @overload
     async def arun(
         self,
         message: str | Message,
@@ -176,24 +226,55 @@ class Runner:
         user_id: str = "user",
         session_id: str | None = None,
         callbacks: Callbacks = (),
-    ) -> RunResult:
+        deps: Deps,
+    ) -> RunResult[Out]: ...
+    async def arun(
+        self,
+        message: str | Message,
+        *,
+        user_id: str = "user",
+        session_id: str | None = None,
+        callbacks: Callbacks = (),
+        deps: Any = None,
+    ) -> RunResult[Any]:
         """``run`` for async code: awaits async models, tools and callbacks, runs sync ones
         on the executor, and runs the tool calls of one model response concurrently."""
         message = as_message(message)
+        check_deps(self.agent, deps, "arun")
         launcher = self._launcher
         run = await launcher.astart(message, user_id, session_id, callbacks)
+        run.deps = deps
         try:
-            return await run.run(self.agent, message)
+            return await run.run(self._root, message)
         finally:
             await launcher.afinish(run)
 
+    @overload
+    def resume(
+        self: Runner[None, Out],
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        *,
+        callbacks: Callbacks = (),
+        deps: None = None,
+    ) -> RunResult[Out]: ...
+    @overload
     def resume(
         self,
         state: RunState,
         decisions: Mapping[str, Decision],
         *,
         callbacks: Callbacks = (),
-    ) -> RunResult:
+        deps: Deps,
+    ) -> RunResult[Out]: ...
+    def resume(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        *,
+        callbacks: Callbacks = (),
+        deps: Any = None,
+    ) -> RunResult[Any]:
         """Go on with a paused run: ``decisions`` answers each of ``state.pending`` by id.
 
         The paused calls pass their ``before_tool`` hooks again with the decision in
@@ -206,13 +287,16 @@ class Runner:
         session used since; an agent or tool this runner lacks; a callback the run paused
         under that neither the runner nor ``callbacks`` brings again; a state the store
         does not hold, unless signed with one of ``state_keys``). Nothing runs and
-        nothing is saved on a refusal.
+        nothing is saved on a refusal. ``deps`` are given again (a paused state holds
+        none); a resumed agent with an ``output_type`` checks its answer as a run does.
         """
         refuse_inside_loop("resume", "aresume")
-        state, every = checked_decisions(self.agent, state, decisions)
+        check_deps(self.agent, deps, "resume")
+        state, every = checked_decisions(self._root, state, decisions)
         run = self._launcher.resumed(state, every, callbacks, is_async=False)
+        run.deps = deps
         try:
-            return complete(run.resume(self.agent, state))
+            return complete(run.resume(self._root, state))
         finally:
             self._launcher.finish(run)
 
@@ -226,18 +310,39 @@ class Runner:
         text = self.sessions.load_paused(run_id)
         return None if text is None else RunState.from_json(text)
 
+    @overload
+    async def aresume(
+        self: Runner[None, Out],
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        *,
+        callbacks: Callbacks = (),
+        deps: None = None,
+    ) -> RunResult[Out]: ...
+    @overload
     async def aresume(
         self,
         state: RunState,
         decisions: Mapping[str, Decision],
         *,
         callbacks: Callbacks = (),
-    ) -> RunResult:
+        deps: Deps,
+    ) -> RunResult[Out]: ...
+    async def aresume(
+        self,
+        state: RunState,
+        decisions: Mapping[str, Decision],
+        *,
+        callbacks: Callbacks = (),
+        deps: Any = None,
+    ) -> RunResult[Any]:
         """``resume`` for async code, as ``arun`` is ``run``'s."""
-        state, every = checked_decisions(self.agent, state, decisions)
+        check_deps(self.agent, deps, "aresume")
+        state, every = checked_decisions(self._root, state, decisions)
         run = await self._launcher.aresumed(state, every, callbacks)
+        run.deps = deps
         try:
-            return await run.resume(self.agent, state)
+            return await run.resume(self._root, state)
         finally:
             await self._launcher.afinish(run)
 
@@ -278,7 +383,7 @@ class Runner:
         ) -> tuple[Run, Callable[[], Coroutine[Any, Any, RunResult]]]:
             text = as_message(message)
             run = await self._launcher.astart(text, user_id, session_id, callbacks, channel=channel)
-            return run, lambda: run.run(self.agent, text)
+            return run, lambda: run.run(self._root, text)
 
         return self._events(start, hold)
 
@@ -303,9 +408,9 @@ class Runner:
         async def start(
             channel: Channel,
         ) -> tuple[Run, Callable[[], Coroutine[Any, Any, RunResult]]]:
-            paused, every = checked_decisions(self.agent, state, decisions)
+            paused, every = checked_decisions(self._root, state, decisions)
             run = await self._launcher.aresumed(paused, every, callbacks, channel=channel)
-            return run, lambda: run.resume(self.agent, paused)
+            return run, lambda: run.resume(self._root, paused)
 
         return self._events(start, hold)
 
@@ -377,7 +482,7 @@ class Runner:
         """Whether ``close`` was called."""
         return self._launcher.closed
 
-    def __enter__(self) -> Runner:
+    def __enter__(self) -> Runner[Deps, Out]:
         self._launcher.check_open()
         return self
 
@@ -389,7 +494,9 @@ class Runner:
         return f"<Runner {self.agent.name!r} {state}>"
 
 
-def _telemetry(provider: object, capture_content: bool | None, agents: Sequence[Agent]) -> Tracer:
+def _telemetry(
+    provider: object, capture_content: bool | None, agents: Sequence[Agent[Any, Any]]
+) -> Tracer:
     """The runs' spans; OpenTelemetry is imported here, when a provider is given."""
     from runner._telemetry.telemetry import Telemetry
 

@@ -133,6 +133,7 @@ class DurableRunner:
         from runner._durable.workflows import Workflows
 
         check_type("allow_pickle", allow_pickle, bool, "True or False")
+        _refuse_typed(agent)
         if not isinstance(errors, tuple | list):
             msg = f"errors must be a list of Exception classes, got {type(errors).__name__}"
             raise TypeError(msg)
@@ -339,3 +340,17 @@ class DurableRunner:
             return secrets.token_hex(16)
         check_id("run_id", run_id)
         return run_id
+
+
+def _refuse_typed(agent: Agent) -> None:
+    """Refuse, before anything is registered, an agent a durable run cannot serve yet: a
+    typed answer (its result is stored as JSON records) or deps (a recovered workflow
+    would have none to give its tools)."""
+    for each in agent.walk():
+        if each.output is not None or each.deps_type is not None:
+            what = "an output_type" if each.output is not None else "a deps_type"
+            msg = (
+                f"DurableRunner cannot run agent {each.name!r} yet: it has {what}, which "
+                "only Runner supports for now"
+            )
+            raise NotImplementedError(msg)

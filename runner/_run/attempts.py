@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from time import monotonic
 from typing import Any, Final, TypeVar
 
@@ -40,7 +41,8 @@ from runner._run.engine import KEY
 from runner._run.plan import Plan
 from runner._run.settings import Settings
 from runner._run.streamed import Streamed, stream_model
-from runner._tools.tools import AsyncTool, Tool
+from runner._tools.context import RunContext
+from runner._tools.tools import AsyncTool, FunctionTool, Tool
 
 __all__ = ["mcp_attempt", "model_attempt", "to_tool_result", "tool_attempt"]
 
@@ -95,13 +97,30 @@ async def model_attempt(
 async def tool_attempt(
     settings: Settings, ctx: ToolContext, tool: Tool | AsyncTool, is_async: bool
 ) -> Outcome[ToolResult]:
-    """One attempt of ``tool`` on ``ctx.call.args``; its return value becomes the result."""
+    """One attempt of ``tool`` on ``ctx.call.args``; its return value becomes the result.
+
+    A function tool that takes a ``RunContext`` gets one made of ``ctx``: the run's deps,
+    state and ids, and the call's id.
+    """
+    run: Callable[[Mapping[str, Any]], Any] = tool.run
+    if isinstance(tool, FunctionTool) and tool.deps_type is not None:
+        invocation = ctx.invocation
+        context = RunContext(
+            invocation.deps,
+            invocation.state,
+            invocation.id,
+            invocation.user_id,
+            invocation.session_id,
+            invocation.agent,
+            ctx.call.id,
+        )
+        run = partial(tool.run_in, context)
     if is_async:
-        outcome = await _awaited(tool.run(ctx.call.args))
+        outcome = await _awaited(run(ctx.call.args))
     elif settings.is_async:
-        outcome = await _threaded(settings, tool.run, ctx.call.args)
+        outcome = await _threaded(settings, run, ctx.call.args)
     else:
-        outcome = _caught(tool.run, ctx.call.args)
+        outcome = _caught(run, ctx.call.args)
     return Success(to_tool_result(outcome.unwrap())) if type(outcome) is Success else outcome
 
 

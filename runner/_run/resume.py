@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any, Final, cast
 
-from hooks import Approve, Decision, Edit, Placed, Reject, Respond
+from hooks import Approve, AsyncObserver, Decision, Edit, Observer, Placed, Reject, Respond
 from runner._agent import Agent
 from runner._errors import InvalidDecisions, ResumeRefused
 from runner._pause.pending import DecisionKind, Frame, PendingRequest, request_id
@@ -36,8 +36,14 @@ __all__ = ["check_callbacks", "checked_decisions", "describe"]
 def describe(callbacks: Iterable[object]) -> tuple[str, ...]:
     """Each callback's stable description: a module's name, an object's class's
     ``module.QualName``; a placed one's with its tier and match
-    (``guard(guards.Approval, tools=['rm'])``)."""
-    return tuple(map(_stable, callbacks))
+    (``guard(guards.Approval, tools=['rm'])``). A function made an observer with
+    ``observing(fn)`` is left out: it can only look, so a resume need not bring it (an
+    observer that must see the resumed run too is listed as ``audit(...)``)."""
+    return tuple(
+        _stable(callback)
+        for callback in callbacks
+        if type(callback) is not Observer and type(callback) is not AsyncObserver
+    )
 
 
 def _stable(callback: object) -> str:

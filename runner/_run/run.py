@@ -40,6 +40,7 @@ from hooks import (
 from runner._agent import Agent
 from runner._errors import (
     MaxStepsExceeded,
+    OutputValidationError,
     ResumeRefused,
 )
 from runner._events import (
@@ -60,6 +61,7 @@ from runner._run.calls import batch
 from runner._run.engine import IN_PROCESS
 from runner._run.guarded import MODEL, guarded
 from runner._run.offload import OffLoop
+from runner._run.output import typed_answer
 from runner._run.plan import Plan
 from runner._run.record import Record
 from runner._run.resume import describe
@@ -70,6 +72,7 @@ from runner._run.tracer import RECORDING
 from runner._sessions.leases import RunLease
 from runner._sessions.store import Session, SessionStore
 from runner._sessions.transcript import Conversation, Transcript, answered, settled
+from runner._tools.output import OutputInvalid
 
 __all__ = ["Run"]
 
@@ -90,10 +93,12 @@ class Run:
         "_setups",
         "_state_keys",
         "decisions",
+        "deps",
         "id",
         "lease",
         "offload",
         "opened",
+        "outputs",
         "record",
         "released",
         "session_id",
@@ -140,6 +145,10 @@ class Run:
         # A resumed run's decisions by request id: the earlier resumes' and this one's.
         self.decisions: Mapping[str, Decision] = _NOTHING
         self._plans: dict[str, Plan] = {}
+        # What Runner.run(..., deps=) gave: on every invocation, in every RunContext.
+        self.deps: Any = None
+        # By branch, the typed answer of an agent with an output_type: its response, its value.
+        self.outputs: dict[str, tuple[ModelResponse, Any]] = {}
 
     def plan(self, agent: Agent, branch: str) -> Plan:
         """The plan of ``agent`` at ``branch``, made once per run."""
@@ -160,6 +169,7 @@ class Run:
                 self.session_id,
                 self.state,
                 agent.infos if toolbox is None else toolbox,
+                self.deps,
             )
             plan = Plan(agent, invocation, self._setups[id(agent)], settings, toolbox)
             self._plans[branch] = plan
@@ -275,12 +285,12 @@ class Run:
             saving = self._save(answered(history.messages), session)
             if saving is not None:
                 await saving
-            return self._result(root, "", "stopped", stop.reason, None)
+            return self._result(root, _none(root), "stopped", stop.reason, None)
         except Paused as paused:
             # The session stays at the version the state builds on (the turn so far
             # travels in the state), and the store keeps the state until it is resumed.
             result = self._result(
-                root, "", "paused", None, None, frame=paused.frame, version=session.version
+                root, _none(root), "paused", None, None, frame=paused.frame, version=session.version
             )
             paused_state = (self.id, self.user_id, self.session_id, result.state.to_json())
             if self.offload is None:
@@ -292,7 +302,25 @@ class Run:
         saving = self._save(settled(history.messages), session)
         if saving is not None:
             await saving
-        return self._result(root, response.text, "completed", None, response)
+        return self._result(root, self._typed(root, response), "completed", None, response)
+
+    def _typed(self, root: Agent, response: ModelResponse) -> Any:
+        """The run's output: the answer's text, or the typed value of an agent with an
+        ``output_type`` -- the one its turn checked, or, for an answer a hook gave in its
+        place (``before_agent``'s ``Halt``, ``after_agent``'s ``Success``), its text
+        checked now (``OutputValidationError`` unless it fits)."""
+        output = root.output
+        if output is None:
+            return response.text
+        kept = self.outputs.get(root.name)
+        if kept is not None and kept[0] is response:
+            return kept[1]
+        try:
+            return output.from_text(response.text)
+        except OutputInvalid as invalid:
+            error = OutputValidationError(root.name, repr(output), invalid.errors, invalid.raw, 1)
+            error.add_note("the answer came from a hook (before_agent or after_agent)")
+            raise error from None
 
     def turn(
         self,
@@ -389,6 +417,15 @@ class Run:
             case _:
                 assert_never(final)
 
+    async def _step(self, agent: Agent) -> None:
+        """Count a model turn (``MaxStepsExceeded`` past the bound); hold the lease on."""
+        self.steps += 1
+        if self.steps > self.settings.max_steps:
+            raise MaxStepsExceeded(agent.name, self.settings.max_steps)
+        lease = self.lease
+        if lease is not None and lease.due():
+            await self._renew(lease)
+
     async def _renew(self, lease: RunLease) -> None:
         """Hold the session's lease on (off the loop, on a store that blocks)."""
         if self.offload is None:
@@ -430,15 +467,13 @@ class Run:
                 return held
         execute = partial(self._model, plan)
         budget = settings.retry.max_attempts
+        output = agent.output
+        native = agent.native_output
+        answers = 0  # the typed answers checked in this turn
         while True:
-            self.steps += 1
-            if self.steps > settings.max_steps:
-                raise MaxStepsExceeded(agent.name, settings.max_steps)
-            lease = self.lease
-            if lease is not None and lease.due():
-                await self._renew(lease)
+            await self._step(agent)
             specs = agent.specs if toolbox is None else await self._refresh(toolbox)
-            request = ModelRequest(history.messages.headed(plan.system), specs)
+            request = _request(plan, history, specs)
             outcome, _ = await guarded(
                 settings,
                 plan,
@@ -457,12 +492,41 @@ class Run:
                     assert_never(outcome)
             record.add(ModelResponseEvent(plan.name, plan.branch, plan.clock(), response=response))
             history.messages = history.messages.append(_assistant(response))
+            if output is not None and (
+                not response.tool_calls or (not native and output.final_call(response))
+            ):
+                answers += 1
+                typed = await self._typed_answer(plan, response, history, record, answers)
+                if typed is not None:
+                    return typed
+                continue  # asked again, told why
             if not response.tool_calls:
                 return outcome
             calls = response.tool_calls
             held = await batch(self, plan, calls, history, record, step=self.steps, frame=None)
             if held is not None:
                 return held
+
+    async def _typed_answer(
+        self,
+        plan: Plan,
+        response: ModelResponse,
+        history: Conversation,
+        record: Record,
+        attempt: int,
+    ) -> Outcome[ModelResponse] | None:
+        """The turn's outcome for a typed answer (its value kept), or ``None``: ask again."""
+        output = plan.agent.output
+        assert output is not None  # only an agent with an output type gives a typed answer
+        typed = await typed_answer(
+            self.settings, plan, output, response, history=history, record=record, attempt=attempt
+        )
+        if typed is None:
+            return None
+        outcome, value = typed
+        if type(outcome) is Success:
+            self.outputs[plan.branch] = (outcome.unwrap(), value)
+        return outcome
 
     async def _model(
         self, plan: Plan, ctx: ModelContext, streamed: Streamed | None
@@ -532,7 +596,7 @@ class Run:
     def _result(
         self,
         root: Agent,
-        output: str,
+        output: Any,
         status: RunStatus,
         reason: str | None,
         response: ModelResponse | None,
@@ -578,6 +642,23 @@ class Run:
             usage,
             () if frame is None else state.pending,
         )
+
+
+def _request(plan: Plan, history: Conversation, specs: tuple[ToolSpec, ...]) -> ModelRequest:
+    """The model's request: the agent's typed answer asked for natively (``output``) or
+    as the final-result tool beside the others."""
+    messages = history.messages.headed(plan.system)
+    output = plan.agent.output
+    if output is None:
+        return ModelRequest(messages, specs)
+    if plan.agent.native_output:
+        return ModelRequest(messages, specs, output.spec)
+    return ModelRequest(messages, (*specs, output.tool))
+
+
+def _none(root: Agent) -> Any:
+    """The output of a run that ended before an answer: ``""``, or ``None`` when typed."""
+    return "" if root.output is None else None
 
 
 def _assistant(response: ModelResponse) -> Message:

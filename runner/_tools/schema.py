@@ -26,7 +26,16 @@ from hooks._slots import slot_init
 from runner._errors import ToolArgumentsError
 from runner._tools.docstrings import argument_descriptions
 
-__all__ = ["INSTALL", "Param", "PlainArguments", "object_schema", "params_of", "shown"]
+__all__ = [
+    "INSTALL",
+    "Param",
+    "PlainArguments",
+    "globals_of",
+    "object_schema",
+    "params_of",
+    "resolve",
+    "shown",
+]
 
 INSTALL: Final = "pip install 'hookline[schema]'"
 _EMPTY: Final = inspect.Parameter.empty
@@ -57,7 +66,7 @@ def params_of(
     fn: Callable[..., Any], signature: inspect.Signature
 ) -> tuple[list[Param], Param | None]:
     """The parameters the model may give by name, and ``**kwargs`` (named ``**name``) if any."""
-    namespace = _globals_of(fn)
+    namespace = globals_of(fn)
     described = argument_descriptions(inspect.getdoc(fn))
     params: list[Param] = []
     extra: Param | None = None
@@ -66,7 +75,7 @@ def params_of(
             continue
         annotation: object = Any
         if param.annotation is not _EMPTY:
-            annotation = _resolve(param.annotation, namespace)
+            annotation = resolve(param.annotation, namespace)
         description = described.get(param.name, "")
         metadata: tuple[object, ...] = ()
         if typing.get_origin(annotation) is Annotated:
@@ -81,7 +90,7 @@ def params_of(
     return params, extra
 
 
-def _globals_of(fn: Callable[..., Any]) -> dict[str, Any]:
+def globals_of(fn: Callable[..., Any]) -> dict[str, Any]:
     """The namespace ``fn``'s annotations are written in (a partial's function's, a callable
     object's ``__call__``'s)."""
     for owner in (inspect.unwrap(fn), getattr(fn, "func", None), type(fn).__call__):
@@ -91,7 +100,7 @@ def _globals_of(fn: Callable[..., Any]) -> dict[str, Any]:
     return {}
 
 
-def _resolve(annotation: object, namespace: dict[str, Any]) -> object:
+def resolve(annotation: object, namespace: dict[str, Any]) -> object:
     """``annotation`` evaluated (a string, forward references), or ``Any`` when it cannot be."""
     holder = types.SimpleNamespace(__annotations__={"a": annotation})
     try:

@@ -24,14 +24,15 @@ import inspect
 import re
 import types
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, Protocol, cast, final, runtime_checkable
+from typing import Any, Final, Protocol, cast, final, get_args, runtime_checkable
 
 from hooks import ToolAnnotations, ToolInfo, ToolSpec
 from hooks._tool_info import NO_ANNOTATIONS
 from runner._checks import got
+from runner._tools.context import RunContext, takes_context
 from runner._tools.docstrings import summary
 from runner._tools.pydantic import ValidatedArguments
-from runner._tools.schema import PlainArguments, params_of
+from runner._tools.schema import PlainArguments, globals_of, params_of, resolve
 
 __all__ = ["AsyncTool", "FunctionTool", "Tool", "as_tool", "check_tool_name", "info_of"]
 
@@ -88,9 +89,24 @@ class AsyncTool(Protocol):
 
 @final
 class FunctionTool:
-    """A plain function (sync or async) as a tool, called with the args as keywords."""
+    """A plain function (sync or async) as a tool, called with the args as keywords.
 
-    __slots__ = ("_validate", "annotations", "description", "fn", "is_async", "name", "parameters")
+    A function whose first parameter is annotated ``RunContext`` (``RunContext[Deps]``)
+    gets its call's ``RunContext`` there (``run_in``); that parameter is no argument of
+    the model's, so the schema leaves it out. ``deps_type`` is its ``Deps`` (``None``:
+    the tool takes no context; ``Any`` when the annotation names none).
+    """
+
+    __slots__ = (
+        "_validate",
+        "annotations",
+        "deps_type",
+        "description",
+        "fn",
+        "is_async",
+        "name",
+        "parameters",
+    )
 
     def __init__(
         self,
@@ -113,6 +129,9 @@ class FunctionTool:
         self.description: Final = description or summary(inspect.getdoc(fn))
         self.is_async: Final = inspect.iscoroutinefunction(fn)
         signature = inspect.signature(fn)
+        self.deps_type: Final = _deps_type(fn, signature)
+        if self.deps_type is not None:  # the context is the runner's to give, not the model's
+            signature = signature.replace(parameters=list(signature.parameters.values())[1:])
         required_positional = [
             p.name
             for p in signature.parameters.values()
@@ -129,8 +148,23 @@ class FunctionTool:
         self._validate: Final = arguments.validate
 
     def run(self, args: Mapping[str, Any], /) -> Any:
-        """Check ``args`` against the schema, then call the function with the checked values."""
+        """Check ``args`` against the schema, then call the function with the checked values.
+
+        A tool that takes a ``RunContext`` is refused here: a run gives it one (``run_in``).
+        """
+        if self.deps_type is not None:
+            msg = (
+                f"tool {self.name!r} takes a RunContext first: a Runner calls it with its "
+                "run's (run_in(context, args))"
+            )
+            raise TypeError(msg)
         return self.fn(**self._validate(args))
+
+    def run_in(self, context: RunContext[Any], args: Mapping[str, Any], /) -> Any:
+        """``run`` with ``context`` as the first argument of a tool that takes one."""
+        if self.deps_type is None:
+            return self.fn(**self._validate(args))
+        return self.fn(context, **self._validate(args))
 
     def check(self, args: Mapping[str, Any]) -> None:
         """Raise ``ToolArgumentsError`` unless ``args`` fit the function's parameters."""
@@ -223,6 +257,21 @@ def is_async_tool(tool: Tool | AsyncTool) -> bool:
     if isinstance(tool, FunctionTool):
         return tool.is_async
     return inspect.iscoroutinefunction(tool.run)
+
+
+def _deps_type(fn: Callable[..., Any], signature: inspect.Signature) -> object:
+    """The ``Deps`` of a first parameter annotated ``RunContext[Deps]`` (``Any`` for a bare
+    ``RunContext``), or ``None`` when the function takes no context."""
+    first = next(iter(signature.parameters.values()), None)
+    if first is None or first.annotation is first.empty:
+        return None
+    if first.kind in {first.VAR_POSITIONAL, first.VAR_KEYWORD}:
+        return None
+    annotation = resolve(first.annotation, globals_of(fn))
+    if not takes_context(annotation):
+        return None
+    given = get_args(annotation)
+    return given[0] if given else Any
 
 
 def _name_of(fn: Callable[..., Any]) -> object:

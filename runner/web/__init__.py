@@ -1,12 +1,14 @@
-"""hookline in a browser: the approval inbox and the run trace pages (extra ``hookline[web]``).
+"""hookline over the web (extra ``hookline[web]``): the approval inbox and the run trace
+pages in a browser, and the AG-UI endpoint.
 
 ::
 
-    from runner.web import inbox_app, serve_in_thread
+    from runner.web import agui_app, inbox_app, serve_in_thread
 
     app = inbox_app(make_runner, store)  # an ASGI app: uvicorn, hypercorn, any server
     with serve_in_thread(make_runner, store) as server:
         print(server.address)  # http://127.0.0.1:PORT/?token=...
+    endpoint = agui_app(runner)  # POST an AG-UI RunAgentInput, read its events
 
 or from a shell: ``python -m runner.web --store sessions.db --agent package.module:agent``.
 The inbox lists every paused run of the store (``SessionStore.list_paused``), with each
@@ -21,6 +23,7 @@ Importing ``hooks`` or ``runner`` never imports this package or what it needs.
 from __future__ import annotations
 
 try:
+    import ag_ui as _ag_ui
     import jsonschema as _jsonschema
     import sse_starlette as _sse_starlette
     import starlette as _starlette
@@ -31,10 +34,20 @@ except ImportError as _missing:  # pragma: no cover -- the tests run with the ex
     )
     raise ImportError(_msg, name=_missing.name) from _missing
 
+from runner.web._agui import AGUIApp, agui_app
 from runner.web._app import RunnerSource, WebApp, inbox_app
 from runner.web._security import Auth
 from runner.web._serve import Server, serve_in_thread
 
-del _jsonschema, _sse_starlette, _starlette, _uvicorn
+del _ag_ui, _jsonschema, _sse_starlette, _starlette, _uvicorn
 
-__all__ = ["Auth", "RunnerSource", "Server", "WebApp", "inbox_app", "serve_in_thread"]
+__all__ = [
+    "AGUIApp",
+    "Auth",
+    "RunnerSource",
+    "Server",
+    "WebApp",
+    "agui_app",
+    "inbox_app",
+    "serve_in_thread",
+]

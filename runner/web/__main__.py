@@ -1,4 +1,5 @@
-"""``python -m runner.web --store FILE --agent module:name``: the inbox, served until stopped.
+"""``python -m runner.web --store FILE --agent module:name``: the inbox, the traces and the
+AG-UI endpoint (at ``/agui``), served until stopped.
 
 ``--agent`` names an ``Agent``, a ``Runner`` or a function making a ``Runner`` from the
 store (``module.path:name``, imported). The address, with its token, is printed when
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from runner import Agent, Runner, SessionStore, SQLiteSessionStore
+from runner.web._agui import agui_app
 from runner.web._app import RunnerSource, inbox_app
 from runner.web._security import LOCAL_HOSTS
 from runner.web._serve import Server, bind, uvicorn_server
@@ -54,11 +56,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     source = load_source(args.agent)
     with SQLiteSessionStore(args.store) as store:
+        runner = source if isinstance(source, Runner) else source(store)
         app = inbox_app(
-            source,
+            runner,
             store,
             capture=True if args.capture else None,
             hosts=LOCAL_HOSTS | {args.host.lower()},
+            agui=agui_app(runner),  # behind the same token and CSRF checks
         )
         sock = bind(args.host, args.port)
         server = Server(app, args.host, sock.getsockname()[1])

@@ -14,6 +14,7 @@ from hooks import (
     ModelContext,
     ModelRequest,
     ModelResponse,
+    OutputSpec,
     ToolCall,
     ToolContext,
     ToolResult,
@@ -28,6 +29,7 @@ UntypedCall: Any = ToolCall
 UntypedResult: Any = ToolResult
 UntypedMessage: Any = Message
 UntypedUsage: Any = Usage
+UntypedSpec: Any = OutputSpec
 
 
 class Text(str):
@@ -80,6 +82,11 @@ class Text(str):
             "tuple",
             "list",
         ),
+        (lambda: UntypedSpec("", {}), "OutputSpec.name", "a non-empty str", "str ''"),
+        (lambda: UntypedSpec(None, {}), "OutputSpec.name", "a non-empty str", "NoneType"),
+        (lambda: UntypedSpec("x", "{}"), "OutputSpec.schema", "a JSON schema", "str '{}'"),
+        (lambda: UntypedSpec("x", {}, strict=1), "OutputSpec.strict", "a bool", "int 1"),
+        (lambda: UntypedSpec("x", {}, description=None), "OutputSpec.description", "a str", "None"),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )

@@ -11,11 +11,13 @@ import pytest
 from hooks import (
     AFTER_AGENT,
     AFTER_MODEL,
+    AFTER_OUTPUT,
     AFTER_TOOL,
     BEFORE_AGENT,
     BEFORE_MODEL,
     BEFORE_TOOL,
     ON_MODEL_ERROR,
+    ON_OUTPUT_ERROR,
     ON_TOOL_ERROR,
     AfterPoint,
     BeforePoint,
@@ -187,17 +189,19 @@ def test_subscripted_points_construct() -> None:
         (BEFORE_TOOL, PausablePoint, "before_tool"),
         (AFTER_TOOL, AfterPoint, "after_tool"),
         (ON_TOOL_ERROR, ErrorPoint, "on_tool_error"),
+        (ON_OUTPUT_ERROR, ErrorPoint, "on_output_error"),
+        (AFTER_OUTPUT, AfterPoint, "after_output"),
     ],
 )
 def test_builtin_points(point: object, point_type: type[Any], name: str) -> None:
-    """Each of the eight built-in points has its contract name and kind, and is registered."""
+    """Each built-in point (but the wraps) has its contract name and kind, and is registered."""
     assert type(point) is point_type
     assert getattr(point, "name", None) == name
     assert known_points()[name] == KINDS[point_type]
 
 
-def test_there_are_exactly_eight_builtin_points() -> None:
-    """The built-ins are the eight points of the contract, with distinct names."""
+def test_there_are_exactly_ten_builtin_points() -> None:
+    """The built-ins (but the wraps) are the ten points of the contract, distinct names."""
     builtins = {
         BEFORE_AGENT,
         AFTER_AGENT,
@@ -207,8 +211,10 @@ def test_there_are_exactly_eight_builtin_points() -> None:
         BEFORE_TOOL,
         AFTER_TOOL,
         ON_TOOL_ERROR,
+        ON_OUTPUT_ERROR,
+        AFTER_OUTPUT,
     }
-    assert len(builtins) == 8
+    assert len(builtins) == 10
 
 
 def test_points_are_immutable() -> None:

@@ -15,6 +15,7 @@ import pytest
 
 import hooks
 from benchmarks import (
+    agui,
     dispatch,
     durable,
     inbox,
@@ -243,3 +244,13 @@ def test_matchers_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "view/alone:" in out
     assert "target <= 1.3x" in out
+
+
+def test_agui_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The AG-UI benchmark checks the served text is the model's, then reports the
+    per-delta cost of Runner.stream and of the endpoint for each model, and its target."""
+    assert agui.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("  Runner.stream ") == 3
+    assert out.count("  served over AG-UI ") == 3
+    assert "target" in out

@@ -777,7 +777,7 @@ def test_agent_refuses_duplicate_tool_names() -> None:
 def test_agent_refuses_what_is_no_model_or_sub_agent() -> None:
     """A model needs ``generate``; sub-agents must be ``Agent`` instances."""
     with pytest.raises(TypeError, match="generate"):
-        Agent("assistant", object())  # type: ignore[arg-type]
+        Agent("assistant", object())  # type: ignore[call-overload]
     with pytest.raises(TypeError, match="sub_agents"):
         Agent("assistant", ScriptedModel(), sub_agents=["researcher"])  # type: ignore[list-item]
 
@@ -819,7 +819,7 @@ def test_agent_description_walk_and_specs() -> None:
 def test_agent_name_must_be_a_str(name: object, got: str) -> None:
     """``Agent(123, ...)`` is a ``TypeError`` saying what came, not an ``AttributeError``."""
     with pytest.raises(TypeError, match=f"^an agent name must be a str .*, got {got}$"):
-        Agent(name, ScriptedModel())  # type: ignore[arg-type]
+        Agent(name, ScriptedModel())  # type: ignore[call-overload]
 
 
 class Guard:
@@ -844,7 +844,7 @@ def _guards_module() -> types.ModuleType:
 def test_agent_callbacks_must_be_a_list(callbacks: object, got: str) -> None:
     """A single callback where a list goes is ``InvalidCallbacks`` saying to wrap it."""
     with pytest.raises(InvalidCallbacks) as info:
-        Agent("assistant", ScriptedModel(), callbacks=callbacks)  # type: ignore[arg-type]
+        Agent("assistant", ScriptedModel(), callbacks=callbacks)  # type: ignore[call-overload]
     assert str(info.value) == (
         "agent 'assistant': callbacks must be a list or tuple of modules or objects, "
         f"got {got}; wrap a single callback as [callback]"
@@ -856,14 +856,14 @@ def test_agent_callbacks_must_be_a_list(callbacks: object, got: str) -> None:
 def test_agent_tools_must_be_a_list(tools: object) -> None:
     """A single tool where a list goes is a ``TypeError`` saying to wrap it."""
     with pytest.raises(TypeError, match=r"tools must be a list .* wrap a single tool as \[tool\]$"):
-        Agent("assistant", ScriptedModel(), tools=tools)  # type: ignore[arg-type]
+        Agent("assistant", ScriptedModel(), tools=tools)  # type: ignore[call-overload]
 
 
 def test_agent_sub_agents_must_be_a_list() -> None:
     """A single sub-agent where a list goes is a ``TypeError`` saying to wrap it."""
     researcher = Agent("researcher", ScriptedModel())
     with pytest.raises(TypeError, match=r"sub_agents must be a list .*got Agent.*\[agent\]$"):
-        Agent("assistant", ScriptedModel(), sub_agents=researcher)  # type: ignore[arg-type]
+        Agent("assistant", ScriptedModel(), sub_agents=researcher)  # type: ignore[call-overload]
 
 
 def test_agent_takes_lists_and_tuples() -> None:
@@ -883,7 +883,7 @@ def test_agent_takes_lists_and_tuples() -> None:
 def test_agent_model_must_be_an_instance() -> None:
     """A model class given instead of an instance is a ``TypeError`` saying so."""
     with pytest.raises(TypeError, match=r"pass an instance: ScriptedModel\(\)"):
-        Agent("assistant", ScriptedModel)  # type: ignore[arg-type]
+        Agent("assistant", ScriptedModel)  # type: ignore[call-overload]
 
 
 @pytest.mark.parametrize("field", ["instruction", "description"])
@@ -978,7 +978,7 @@ def duplicate_sub_agent() -> Agent:
     ("make", "message"),
     [
         (
-            lambda: Agent("assistant", "gpt"),  # type: ignore[arg-type]
+            lambda: Agent("assistant", "gpt"),  # type: ignore[call-overload]
             "agent 'assistant': a model needs a generate(request) method, got str 'gpt'",
         ),
         (

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, cast, final
 from hooks import ModelRequest, ModelResponse
 from runner._events import ModelChunk
 from runner._models.anthropic.stream import StreamReader
-from runner._models.anthropic.wire import from_message, to_tools, to_wire
+from runner._models.anthropic.wire import from_message, output_format, to_tools, to_wire
 from runner._models.deadline import check_deadline, time_left
 from runner._models.openai.call import (
     AsyncBody,
@@ -110,7 +110,9 @@ class AnthropicModel:
     asks for at most ``max_tokens`` tokens (4096 unless given; the API requires a bound);
     every other keyword (``thinking``, ``tool_choice``, ``stop_sequences``,
     ``metadata``, ``output_config``, ``extra_headers``, ``extra_body``...) goes into every
-    request; one the SDK's ``messages.create`` does not take is a ``TypeError`` here.
+    request; one the SDK's ``messages.create`` does not take is a ``TypeError`` here. A
+    request's ``output`` (an agent's ``output_type``) is ``output_config.format``, a
+    ``json_schema`` (Claude's structured outputs), beside the tools.
 
     Every call has a total ``deadline`` in seconds (300 unless given), the sooner of it
     and the runner's ``time_left()``: the request, the wait for the answer and every byte
@@ -136,6 +138,8 @@ class AnthropicModel:
 
     provider: ClassVar[str] = "anthropic"
     """Who serves the model, as telemetry names it."""
+    native_output: ClassVar[bool] = True
+    """An agent's ``output_type`` goes as ``output_config.format`` (a ``json_schema``)."""
 
     def __init__(
         self,
@@ -317,6 +321,9 @@ class AnthropicModel:
         if request.tools:
             body["tools"] = to_tools(request.tools)
         body.update(self._params)
+        if request.output is not None:  # beside the caller's other output options (effort)
+            given: dict[str, Any] = self._params.get("output_config") or {}
+            body["output_config"] = {**given, "format": output_format(request.output)}
         body["timeout"] = call.timeout(self._params.get("timeout"))
         if stream:
             body["stream"] = True

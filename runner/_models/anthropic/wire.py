@@ -35,18 +35,21 @@ from hooks import (
     ImagePart,
     Message,
     ModelResponse,
+    OutputSpec,
     ReasoningPart,
     ToolCall,
     ToolSpec,
     Usage,
 )
 from runner._tools.arguments import parse_arguments
+from runner._tools.output import closed
 
 __all__ = [
     "PROVIDER",
     "Wire",
     "finish_reason",
     "from_message",
+    "output_format",
     "payload_of",
     "reasoning_part",
     "to_tools",
@@ -270,6 +273,13 @@ def to_tools(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         }
         for spec in specs
     ]
+
+
+def output_format(spec: OutputSpec) -> dict[str, Any]:
+    """The answer's required shape as ``output_config.format``: a ``json_schema`` format
+    (the API takes no name, description or strict flag: the schema is enforced), every
+    object closed (``additionalProperties: false``), as the API requires."""
+    return {"type": "json_schema", "schema": closed(spec.schema)}
 
 
 def from_message(body: Mapping[str, Any]) -> ModelResponse:

@@ -52,7 +52,7 @@ from runner._models.openai.call import (
 from runner._models.openai.clients import OnLoop, closing
 from runner._models.openai.sse import EventReader
 from runner._models.openai.stream import StreamReader
-from runner._models.openai.wire import to_messages, to_tools
+from runner._models.openai.wire import response_format, to_messages, to_tools
 
 if TYPE_CHECKING:
     import httpx2
@@ -90,7 +90,10 @@ class OpenAIChatModel:
     ``OPENAI_API_KEY`` as the SDK reads them; with a base URL but no key anywhere it
     sends the placeholder key ``"hookline-no-key"`` (local servers need none). Every
     other keyword (``temperature``, ``max_completion_tokens``, ``seed``,
-    ``tool_choice``, ``extra_body``...) goes into every request.
+    ``tool_choice``, ``extra_body``...) goes into every request. A request's ``output``
+    (an agent's ``output_type``) is ``response_format``, a ``json_schema``, strict when
+    the schema allows (a server without structured outputs may refuse or ignore it: the
+    answer is validated either way).
 
     Every call has a total ``deadline`` in seconds (300 unless given): the request, the
     wait for the answer and every byte of it, a stream's consumer included, together.
@@ -120,6 +123,8 @@ class OpenAIChatModel:
 
     provider: ClassVar[str] = "openai"
     """Who serves the model, as telemetry names it."""
+    native_output: ClassVar[bool] = True
+    """An agent's ``output_type`` goes as ``response_format`` (a ``json_schema``)."""
 
     def __init__(
         self,
@@ -301,6 +306,8 @@ class OpenAIChatModel:
         body["timeout"] = call.timeout(self._params.get("timeout"))
         if request.tools:
             body["tools"] = to_tools(request.tools)
+        if request.output is not None:
+            body["response_format"] = response_format(request.output)
         if stream:
             # Usage comes only in a last chunk sent when asked for; a caller's other
             # stream options (include_obfuscation...) go along.

@@ -53,7 +53,12 @@ from runner._models.openai.call import (
 )
 from runner._models.openai.clients import OnLoop, closing
 from runner._models.openai.responses_stream import ResponsesStreamReader
-from runner._models.openai.responses_wire import from_response, to_input, to_tools
+from runner._models.openai.responses_wire import (
+    from_response,
+    output_format,
+    to_input,
+    to_tools,
+)
 from runner._models.openai.sse import Event, EventReader
 
 if TYPE_CHECKING:
@@ -95,6 +100,8 @@ class OpenAIResponsesModel:
     tools with ``strict: true`` (their schemas must then meet OpenAI's strict rules).
     Every other keyword (``reasoning``, ``max_output_tokens``, ``temperature``,
     ``tool_choice``, ``store``, ``text``, ``extra_body``...) goes into every request;
+    a request's ``output`` (an agent's ``output_type``) is ``text.format``, a
+    ``json_schema`` format, strict when the schema allows;
     ``store`` defaults to ``False``, and ``include`` always holds
     ``"reasoning.encrypted_content"`` beside what the caller lists. ``input``,
     ``instructions``, ``tools``, ``stream``, ``previous_response_id`` and
@@ -122,6 +129,8 @@ class OpenAIResponsesModel:
 
     provider: ClassVar[str] = "openai"
     """Who serves the model, as telemetry names it."""
+    native_output: ClassVar[bool] = True
+    """An agent's ``output_type`` goes as ``text.format`` (a ``json_schema`` format)."""
 
     def __init__(
         self,
@@ -317,6 +326,9 @@ class OpenAIResponsesModel:
         body["timeout"] = call.timeout(self._params.get("timeout"))
         if request.tools:
             body["tools"] = to_tools(request.tools, strict=self._strict)
+        if request.output is not None:  # beside the caller's other text options (verbosity)
+            given: Any = self._params.get("text") or {}
+            body["text"] = {**given, "format": output_format(request.output)}
         if stream:
             body["stream"] = True
         return body

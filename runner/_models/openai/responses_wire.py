@@ -38,6 +38,7 @@ from hooks import (
     ImagePart,
     Message,
     ModelResponse,
+    OutputSpec,
     ReasoningPart,
     ToolCall,
     ToolSpec,
@@ -51,6 +52,7 @@ __all__ = [
     "Input",
     "finish_reason",
     "from_response",
+    "output_format",
     "reasoning_part",
     "to_input",
     "to_tools",
@@ -190,6 +192,16 @@ def to_tools(specs: Sequence[ToolSpec], *, strict: bool = False) -> list[dict[st
         }
         for spec in specs
     ]
+
+
+def output_format(spec: OutputSpec) -> dict[str, Any]:
+    """The answer's required shape as ``text.format``: a named ``json_schema`` format."""
+    written: dict[str, Any] = {"type": "json_schema", "name": spec.name}
+    if spec.description:
+        written["description"] = spec.description
+    written["schema"] = dict(spec.schema)
+    written["strict"] = spec.strict
+    return written
 
 
 def from_response(response: Mapping[str, Any]) -> ModelResponse:

@@ -18,7 +18,16 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
-from hooks import FilePart, ImagePart, Message, ModelResponse, ToolCall, ToolSpec, Usage
+from hooks import (
+    FilePart,
+    ImagePart,
+    Message,
+    ModelResponse,
+    OutputSpec,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from runner._tools.arguments import parse_arguments
 
 if TYPE_CHECKING:
@@ -35,7 +44,14 @@ if TYPE_CHECKING:
     )
     from openai.types.chat.chat_completion_content_part_param import File
 
-__all__ = ["data_url", "from_completion", "to_messages", "to_tools", "usage_of"]
+__all__ = [
+    "data_url",
+    "from_completion",
+    "response_format",
+    "to_messages",
+    "to_tools",
+    "usage_of",
+]
 
 # A tool offered without a schema takes no arguments; said explicitly, as every
 # OpenAI-compatible server reads it (some refuse a missing or empty `parameters`).
@@ -139,6 +155,16 @@ def to_tools(specs: Sequence[ToolSpec]) -> list[ChatCompletionFunctionToolParam]
         }
         for spec in specs
     ]
+
+
+def response_format(spec: OutputSpec) -> dict[str, Any]:
+    """The answer's required shape as ``response_format``: a named ``json_schema``."""
+    schema: dict[str, Any] = {"name": spec.name}
+    if spec.description:
+        schema["description"] = spec.description
+    schema["schema"] = dict(spec.schema)
+    schema["strict"] = spec.strict
+    return {"type": "json_schema", "json_schema": schema}
 
 
 def from_completion(completion: ChatCompletion) -> ModelResponse:

@@ -149,6 +149,22 @@ def test_a_guard_passed_to_run_is_needed_again_on_resume(mode: Mode) -> None:
     assert shell.ran == []  # the guard saw the edit and halted it
 
 
+def test_a_plain_observer_is_not_needed_again_but_an_audit_is(mode: Mode) -> None:
+    """``observing(fn)`` only looks: it is not recorded, and a resume need not bring it; an
+    observer placed as ``audit(...)`` is recorded and needed again, as a guard is."""
+    from hooks import audit, observing
+
+    seen: list[object] = []
+    runner, shell, paused = paused_run(mode, run_callbacks=[NoRm(), observing(seen.append)])
+    assert paused.state.callbacks == (f"{__name__}.NoRm",)
+    done = resume(runner, mode, paused.state, edit_all(paused.state, "ls"), [NoRm()])
+    assert (done.status, shell.ran) == ("completed", ["ls"])
+    runner, shell, paused = paused_run(mode, run_callbacks=[NoRm(), audit(observing(seen.append))])
+    assert paused.state.callbacks == (f"{__name__}.NoRm", "audit(hooks._events.Observer)")
+    error = refused(runner, mode, paused.state, edit_all(paused.state, "ls"), [NoRm()])
+    assert "does not bring: audit(hooks._events.Observer)" in error.problem
+
+
 def test_each_recorded_callback_counts_and_more_are_allowed(mode: Mode) -> None:
     """Two guards recorded: one brought is not enough (the other is named ``(x1)``-free,
     the doubled one with its count); every one brought, plus another, resumes."""

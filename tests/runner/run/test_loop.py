@@ -1181,7 +1181,7 @@ class SeeModelErrors(OnModelError):
 def test_a_model_answer_that_is_no_model_response_fails_the_call(mode: Mode, model: object) -> None:
     """The error hooks get a ``TypeError`` naming the model and what it returned; run raises it."""
     handler = SeeModelErrors()
-    agent = Agent("assistant", model)  # type: ignore[arg-type]
+    agent = Agent("assistant", model)  # type: ignore[call-overload]
     with (
         Runner(agent, retry=RetryPolicy(max_attempts=1)) as runner,
         pytest.raises(TypeError) as caught,

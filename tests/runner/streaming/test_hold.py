@@ -207,7 +207,8 @@ def output(events: Sequence[StreamEvent]) -> str:
     """The run's output, from its last event."""
     last = events[-1]
     assert isinstance(last, RunFinishedEvent)
-    return last.result.output
+    text: str = last.result.output
+    return text
 
 
 def test_held_pieces_go_out_only_after_after_model_passed_the_answer(

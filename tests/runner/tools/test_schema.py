@@ -885,9 +885,12 @@ def run_python(code: str) -> str:
 
 @pytest.mark.subprocess
 def test_importing_runner_does_not_import_pydantic() -> None:
-    """pydantic is imported when a tool is made, never by ``import runner``."""
+    """pydantic is imported when a tool is made, never by ``import runner`` (nor by its
+    output types' module, nor by an agent without an ``output_type``)."""
     code = (
         "import sys, runner, hooks, runner._tools.pydantic, runner._tools.schema\n"
+        "import runner._tools.output, runner._tools.context\n"
+        "runner.Agent('plain', runner.ScriptedModel())\n"
         "print('pydantic' in sys.modules)\n"
         "runner.FunctionTool(lambda a: a, name='echo')\n"
         "print('pydantic' in sys.modules)"
@@ -915,16 +918,18 @@ def test_a_plain_tool_works_where_pydantic_is_missing() -> None:
 
 def test_function_tool_keeps_its_public_surface() -> None:
     """name, description, parameters, run, check, spec and is_async, as before; and the
-    annotations it declares."""
+    annotations it declares; deps_type and run_in for a tool that takes a RunContext."""
     public = [name for name in dir(FunctionTool(described)) if not name.startswith("_")]
     assert public == [
         "annotations",
         "check",
+        "deps_type",
         "description",
         "fn",
         "is_async",
         "name",
         "parameters",
         "run",
+        "run_in",
         "spec",
     ]

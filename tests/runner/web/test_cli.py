@@ -16,7 +16,7 @@ from tests.helpers import ROOT
 
 pytestmark = pytest.mark.subprocess
 
-OPTIONAL = ("starlette", "uvicorn", "sse_starlette", "jsonschema", "runner.web")
+OPTIONAL = ("starlette", "uvicorn", "sse_starlette", "jsonschema", "ag_ui", "runner.web")
 
 
 def python(code: str) -> subprocess.CompletedProcess[str]:
@@ -39,7 +39,9 @@ def test_importing_hooks_and_runner_imports_nothing_of_the_web_extra() -> None:
     assert done.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("missing", ["starlette", "uvicorn", "sse_starlette", "jsonschema"])
+@pytest.mark.parametrize(
+    "missing", ["starlette", "uvicorn", "sse_starlette", "jsonschema", "ag_ui"]
+)
 def test_runner_web_without_the_extra_says_what_to_install(missing: str) -> None:
     """Without one of the extra's packages, ``import runner.web`` is an ImportError naming
     ``pip install 'hookline[web]'`` and the missing package."""
@@ -124,6 +126,13 @@ def test_the_command_serves_the_inbox_at_the_address_it_prints(served: tuple[str
     assert [run["run_id"] for run in listed["runs"]] == [run_id]
     assert listed["content"] is False
     assert listed["runs"][0]["pending"][0]["args"] is None
+    agui = urllib.request.Request(
+        base + "/agui", data=b"{}", headers={"Authorization": f"Bearer {token}"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as unfit:  # the AG-UI endpoint answers
+        urllib.request.urlopen(agui, timeout=30)
+    assert unfit.value.code == 422
+    unfit.value.close()
 
 
 def test_the_web_example_prints_the_address_and_the_waiting_run() -> None:
