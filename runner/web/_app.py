@@ -45,6 +45,7 @@ from runner import (
     ResumeRefused,
     RunFinishedEvent,
     Runner,
+    RunStartedEvent,
     RunState,
     SessionBusy,
     SessionStore,
@@ -333,7 +334,10 @@ class _Inbox:
                 if isinstance(item, RunFinishedEvent):
                     live.finish(shaped)
                 else:
-                    live.push(shaped)
+                    # A stream starts before the resume checks the session's version (a
+                    # resume that lost the race to another process is refused after it):
+                    # the run goes on from its first hook decision or event after that.
+                    live.push(shaped, starts=not isinstance(item, RunStartedEvent))
         except Exception as exc:
             if not live.started.is_set():  # refused before it ran: decide answers with it
                 raise

@@ -19,7 +19,8 @@ _END: Final[dict[str, Any]] = {"kind": "end"}
 
 @final
 class Live:
-    """One run the server drives: its records so far, ``started`` at its first record."""
+    """One run the server drives: its records so far, ``started`` at its first record that
+    shows it going on."""
 
     __slots__ = ("_watchers", "done", "records", "started")
 
@@ -29,11 +30,13 @@ class Live:
         self.done = False
         self._watchers: Final[set[asyncio.Queue[dict[str, Any]]]] = set()
 
-    def push(self, record: dict[str, Any]) -> None:
-        """Add ``record`` (numbered in arrival order) and hand it to every watcher."""
+    def push(self, record: dict[str, Any], *, starts: bool = True) -> None:
+        """Add ``record`` (numbered in arrival order) and hand it to every watcher;
+        ``starts=False`` for a record that does not yet mean the run goes on."""
         record = record | {"seq": len(self.records)}
         self.records.append(record)
-        self.started.set()
+        if starts:
+            self.started.set()
         for queue in self._watchers:
             queue.put_nowait(record)
 

@@ -365,3 +365,45 @@ def test_a_call_paused_in_a_sub_agent_is_listed_with_that_agent_s_chain_and_sche
     assert request["args_schema"]["required"] == ["path", "force"]
     assert refused.status_code == 422
     assert "force: 'yes' is not of type 'boolean'" in refused.json()["error"]
+
+
+def test_a_decider_who_read_the_run_before_another_finished_it_gets_a_409(
+    store: SQLiteSessionStore, paused: RunResult, tmp_path: Path
+) -> None:
+    """A server that read the paused state just before another process resumed the run to
+    its end: its resume takes the free lease, then finds the session moved on -- a 409
+    saying it was decided already, never a 202 for a run that does not go on."""
+    from runner import PausedRun
+
+    class ReadTooEarly(Store02):
+        """A second process's store that still sees the paused state it read first."""
+
+        def __init__(self, path: str | Path, stale: str) -> None:
+            super().__init__(path)
+            self.stale = stale
+
+        def load_paused(self, run_id: str, /) -> str | None:
+            return self.inner.load_paused(run_id) or self.stale
+
+        def list_paused(self, *, limit: int | None = None) -> tuple[PausedRun, ...]:
+            return self.inner.list_paused(limit=limit)
+
+        def save_records(self, run_id: str, user_id: str, session_id: str, records: Any, /) -> None:
+            self.inner.save_records(run_id, user_id, session_id, records)
+
+        def load_records(self, run_id: str, /) -> str | None:
+            return self.inner.load_records(run_id)
+
+    stale = store.load_paused(paused.run_id)
+    assert stale is not None
+    with client(app_of(store)) as first:
+        assert first.post(f"/api/runs/{paused.run_id}/decide", json=both(paused)).status_code == 202
+        records(first, paused.run_id)  # to its end
+    with ReadTooEarly(store.path, stale) as late, client(app_of(late)) as second:
+        refused = second.post(f"/api/runs/{paused.run_id}/decide", json=both(paused))
+    assert refused.status_code == 409
+    assert "decided already" in refused.json()["error"]
+
+
+def app_of(store: Any) -> WebApp:
+    return inbox_app(make_runner, store, token=TOKEN)

@@ -127,7 +127,7 @@ def test_the_command_serves_the_inbox_at_the_address_it_prints(served: tuple[str
     assert listed["content"] is False
     assert listed["runs"][0]["pending"][0]["args"] is None
     agui = urllib.request.Request(
-        base + "/agui", data=b"{}", headers={"Authorization": f"Bearer {token}"}
+        base + "/agui/", data=b"{}", headers={"Authorization": f"Bearer {token}"}
     )
     with pytest.raises(urllib.error.HTTPError) as unfit:  # the AG-UI endpoint answers
         urllib.request.urlopen(agui, timeout=30)
