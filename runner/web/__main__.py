@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
 from runner import Agent, Runner, SessionStore, SQLiteSessionStore
 from runner.web._agui import agui_app
@@ -31,7 +31,7 @@ def load_source(spec: str) -> RunnerSource:
         raise SystemExit(msg)
     found: object = getattr(importlib.import_module(module_name), name, None)
     if isinstance(found, Agent):
-        agent = found
+        agent: Agent[Any, Any] = found  # pyright: ignore[reportUnknownVariableType]  # any Agent
 
         def make(store: SessionStore) -> Runner:
             return Runner(agent, sessions=store)
