@@ -15,7 +15,7 @@ from typing import Any, Final, NoReturn, cast
 from hooks import ToolCall
 from hooks._slots import slot_init
 from runner._checks import got, int_at_least
-from runner._pause.pending import PendingRequest
+from runner._pause.pending import DecisionKind, PendingRequest
 from runner._pause.runstate import RunState, decode_request, encode_request
 
 __all__ = ["PausedRun", "check_limit", "damaged", "parsed", "pending_of", "summary", "unread"]
@@ -120,11 +120,11 @@ def _plain_request(item: object) -> PendingRequest | None:
             return None
     return PendingRequest(
         id=request_id,
-        call=ToolCall(call_id, name, args),
+        call=ToolCall(call_id, name, cast("dict[str, Any]", args)),
         reason=reason,
         agent=agent,
         branch=branch,
-        allowed=tuple(allowed),
+        allowed=cast("tuple[DecisionKind, ...]", tuple(cast("list[str]", allowed))),
     )
 
 

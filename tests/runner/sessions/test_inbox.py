@@ -101,7 +101,7 @@ def test_paused_runs_are_listed_oldest_first_with_their_requests(
 ) -> None:
     """Each paused run of a runner: its ids, root agent, the time it paused and its pending
     requests (the result's), oldest first; ``limit`` keeps the oldest."""
-    paused = []
+    paused: list[RunResult] = []
     for at, session in ((5.0, "b"), (7.0, "a"), (9.0, "c")):
         clock.now = at
         paused.append(pause(store, mode, session))
