@@ -21,6 +21,7 @@ from runner._pause.runstate import RunState, decode_request, encode_request
 __all__ = ["PausedRun", "check_limit", "damaged", "parsed", "pending_of", "summary", "unread"]
 
 _NOT_READ: Final = "its state is not a RunState's JSON"
+_DECODER: Final = json.JSONDecoder()
 
 
 @slot_init
@@ -63,22 +64,34 @@ def summary(state_json: str) -> tuple[str, str] | None:
 def pending_of(text: object, run_id: str, store: str) -> tuple[PendingRequest, ...]:
     """The pending requests ``summary`` wrote as ``text``; a ``ValueError`` naming the run
     and the store when ``text`` is not that."""
-    where = f"paused run {run_id!r} in {store}"
     if type(text) is not str:
-        damaged(where, f"its pending requests must be JSON text, found {got(text)}")
+        _damaged(run_id, store, f"its pending requests must be JSON text, found {got(text)}")
     try:
-        data: object = json.loads(text)
+        data, end = _DECODER.raw_decode(text)  # json.loads's parse, without its wrappers
     except (ValueError, RecursionError) as exc:
-        damaged(where, f"its pending requests are not JSON ({exc}): {text!r:.60}")
-    if type(data) is not list:
-        damaged(where, f"its pending requests must be a JSON array, found {got(data)}")
-    try:
-        return tuple(
-            _plain_request(item) or decode_request(item, f"pending[{index}]")
-            for index, item in enumerate(cast("list[object]", data))
+        _damaged(run_id, store, f"its pending requests are not JSON ({exc}): {text!r:.60}")
+    if end != len(text):
+        _damaged(
+            run_id,
+            store,
+            f"its pending requests are not JSON (text after the value at {end}): {text!r:.60}",
         )
-    except ValueError as exc:
-        damaged(where, str(exc))
+    if type(data) is not list:
+        _damaged(run_id, store, f"its pending requests must be a JSON array, found {got(data)}")
+    requests: list[PendingRequest] = []
+    for item in cast("list[object]", data):
+        request = _plain_request(item)
+        if request is None:
+            try:
+                request = decode_request(item, f"pending[{len(requests)}]")
+            except ValueError as exc:
+                _damaged(run_id, store, str(exc))
+        requests.append(request)
+    return tuple(requests)
+
+
+def _damaged(run_id: str, store: str, problem: str) -> NoReturn:
+    damaged(f"paused run {run_id!r} in {store}", problem)
 
 
 _PLAIN_REQUEST: Final = frozenset({"id", "call", "reason", "agent", "branch", "allowed"})
@@ -86,25 +99,19 @@ _PLAIN_CALL: Final = frozenset({"id", "name", "args"})
 _DECISIONS: Final = frozenset({"approve", "edit", "reject", "respond"})
 
 
-def _plain_request(item: object) -> PendingRequest | None:
+def _plain_request(item: Any) -> PendingRequest | None:  # JSON as read
     """The request ``item`` holds when it is the plain form ``encode_request`` writes for a
     paused call (no question; the call's arguments an object), checked field by field as
     ``decode_request`` checks it; ``None`` for anything else (which ``decode_request``
-    reads, or refuses naming what is wrong). The inbox's listing reads thousands."""
+    reads, or refuses naming what is wrong). The inbox's listing reads thousands: no
+    call here that is not needed."""
     if type(item) is not dict or item.keys() != _PLAIN_REQUEST:
         return None
-    fields = cast("dict[str, Any]", item)
-    call, allowed = fields["call"], fields["allowed"]
+    call, allowed = item["call"], item["allowed"]
     if type(call) is not dict or call.keys() != _PLAIN_CALL or type(allowed) is not list:
         return None
-    call_fields = cast("dict[str, Any]", call)
-    request_id, reason, agent, branch = (
-        fields["id"],
-        fields["reason"],
-        fields["agent"],
-        fields["branch"],
-    )
-    call_id, name, args = call_fields["id"], call_fields["name"], call_fields["args"]
+    request_id, reason, agent, branch = item["id"], item["reason"], item["agent"], item["branch"]
+    call_id, name, args = call["id"], call["name"], call["args"]
     if (
         type(request_id) is not str
         or type(reason) is not str
@@ -115,7 +122,7 @@ def _plain_request(item: object) -> PendingRequest | None:
         or type(args) is not dict
     ):
         return None
-    for kind in cast("list[object]", allowed):
+    for kind in allowed:
         if type(kind) is not str or kind not in _DECISIONS:
             return None
     return PendingRequest(

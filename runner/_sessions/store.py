@@ -384,10 +384,20 @@ class InMemorySessions:
                 self._records.popitem(last=False)
 
     def load_records(self, run_id: str, /) -> str | None:
-        """The run's records as JSON lines, or ``None`` if none are kept."""
+        """The run's records as JSON lines, or ``None`` if none are kept.
+
+        Records are written when read: one holding a value with no JSON form (a set in a
+        tool's result, say) is a ``TypeError`` naming the run and the value.
+        """
         with self._lock:
             kept = self._records.get(run_id)
-        return None if kept is None else "".join(part.jsonl() for part in kept[2])
+        if kept is None:
+            return None
+        try:
+            return "".join(part.jsonl() for part in kept[2])
+        except TypeError as exc:
+            msg = f"the records of run {run_id!r} in InMemorySessions cannot be written: {exc}"
+            raise TypeError(msg) from exc
 
     @property
     def keep_records(self) -> int:

@@ -32,6 +32,7 @@ from runner import (
     SQLiteSessionStore,
     StreamEvent,
     ToolCall,
+    ToolResult,
     inbox_store,
     load_events,
 )
@@ -101,7 +102,7 @@ def test_paused_runs_are_listed_oldest_first_with_their_requests(
 ) -> None:
     """Each paused run of a runner: its ids, root agent, the time it paused and its pending
     requests (the result's), oldest first; ``limit`` keeps the oldest."""
-    paused = []
+    paused: list[RunResult] = []
     for at, session in ((5.0, "b"), (7.0, "a"), (9.0, "c")):
         clock.now = at
         paused.append(pause(store, mode, session))
@@ -351,3 +352,24 @@ def test_a_store_keeps_records_it_is_handed_and_reads_them_once_asked(store: Inb
     store.save_records("r1", "u", "s", Lines('{"b":2}\n'))
     assert store.load_records("r1") == '{"a":1}\n{"b":2}\n'
     assert store.load_records("r2") == "x\n"
+
+
+def test_records_with_no_json_form_are_named_when_read_from_memory(mode: Mode) -> None:
+    """The in-memory store writes a run's records when read: a tool result holding a set
+    is a ``TypeError`` naming the run and the value (SQLite, which writes them at the
+    save, logs it then: ``test_records_that_cannot_be_kept_fail_no_run``)."""
+
+    def tags() -> ToolResult:
+        """Tags, as a set."""
+        return ToolResult("tags", structured={"tags": {"a"}})
+
+    model = ScriptedModel([calling(ToolCall("c1", "tags", {})), "ok"])
+    store = InMemorySessions()
+    with Runner(Agent("tagger", model, tools=[tags]), sessions=store) as runner:
+        result = drive(runner, mode, "tags?", user_id="u", session_id="s")
+    with pytest.raises(
+        TypeError,
+        match=rf"the records of run '{result.run_id}' in InMemorySessions cannot be written: "
+        r"run records: cannot hold events\[\d+\] = ToolResultEvent",
+    ):
+        store.load_records(result.run_id)

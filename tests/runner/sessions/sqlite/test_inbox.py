@@ -104,6 +104,7 @@ def damage(path: Path, statement: str) -> None:
     ("statement", "says"),
     [
         ("UPDATE paused SET pending = '['", r"its pending requests are not JSON"),
+        ("UPDATE paused SET pending = '[] []'", r"not JSON \(text after the value at 2\)"),
         ("UPDATE paused SET pending = '{}'", r"must be a JSON array, found dict"),
         ("UPDATE paused SET pending = '[{\"id\": 1}]'", r"pending\[0\] must be an object with"),
         ("UPDATE paused SET pending = x'00ff'", r"must be JSON text, found bytes"),
