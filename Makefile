@@ -11,7 +11,19 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,anthropic,schema,otel,dbos,mcp,web]'
+	$(MAKE) --no-print-directory browser
 	touch $(STAMP)
+
+# The web pages' tests drive Debian's chromium through its driver: installed here when
+# missing and this is root on a system with apt-get; otherwise those tests fail saying
+# what to install (they never skip).
+.PHONY: browser
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get install -y -qq chromium chromium-driver >/dev/null \
+		|| { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }; \
+	else echo "the browser tests need chromium and chromium-driver: apt-get install -y chromium chromium-driver (as root)"; fi
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.quickstart
@@ -19,6 +31,7 @@ demo: $(STAMP)
 	$(BIN)/python -m examples.approval
 	$(BIN)/python -m examples.providers
 	$(BIN)/python -m examples.mcp_guard
+	$(BIN)/python -m examples.web_inbox
 	$(BIN)/python -m examples.structured
 
 # Every test under coverage.py (branches, the processes tests start too; the floor is
@@ -61,6 +74,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.stream_hold
 	$(BIN)/python -m benchmarks.telemetry
 	$(BIN)/python -m benchmarks.sessions
+	$(BIN)/python -m benchmarks.inbox
 	$(BIN)/python -m benchmarks.loop_stall
 	$(BIN)/python -m benchmarks.durable
 	$(BIN)/python -m benchmarks.versions

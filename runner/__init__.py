@@ -22,6 +22,8 @@
   Edit(args) | Reject(message)})`` goes on, in another process too;
 - sessions: the versioned ``SessionStore`` protocol with leases, ``InMemorySessions`` (the
   default) and ``SQLiteSessionStore`` (one file, shared by processes), ``Transcript``;
+  both are ``InboxStore``s: ``list_paused()`` gives every ``PausedRun`` they keep and
+  they keep each run's records, JSON lines (``dump_events`` / ``load_events``);
 - durable runs: ``DurableRunner`` runs an agent as DBOS workflows that survive a crash
   (extra ``hookline[dbos]``); a tool's ``idempotency_key()`` makes its effect happen once;
 - and every public name of ``hooks`` (results, hook points, protocols, dispatch, the
@@ -213,10 +215,19 @@ from runner._models.scripted import Rule, ScriptedModel, ScriptItem
 from runner._models.transient import is_transient, retry_after
 from runner._pause.pending import PendingRequest
 from runner._pause.runstate import RunState
+from runner._records.lines import dump_events, load_events
 from runner._retry import RetryPolicy
 from runner._runner import Runner
+from runner._sessions.paused import PausedRun
 from runner._sessions.sqlite.store import SQLiteSessionStore
-from runner._sessions.store import InMemorySessions, Session, SessionStore
+from runner._sessions.store import (
+    InboxStore,
+    InMemorySessions,
+    RunRecords,
+    Session,
+    SessionStore,
+    inbox_store,
+)
 from runner._sessions.transcript import Transcript
 from runner._streaming.delta import ON_DELTA, AsyncOnDelta, DeltaContext, OnDelta
 from runner._tools.context import RunContext
@@ -301,6 +312,7 @@ __all__ = [
     "HookTimeout",
     "ImagePart",
     "InMemorySessions",
+    "InboxStore",
     "InvalidCallbacks",
     "InvalidDecisions",
     "InvalidResult",
@@ -340,6 +352,7 @@ __all__ = [
     "PausableResult",
     "Pause",
     "PauseEvent",
+    "PausedRun",
     "PendingRequest",
     "Placed",
     "ProviderError",
@@ -358,6 +371,7 @@ __all__ = [
     "Rule",
     "RunContext",
     "RunFinishedEvent",
+    "RunRecords",
     "RunResult",
     "RunStartedEvent",
     "RunState",
@@ -412,10 +426,13 @@ __all__ = [
     "as_tool",
     "audit",
     "compile_callbacks",
+    "dump_events",
     "explain",
     "guard",
     "idempotency_key",
+    "inbox_store",
     "is_transient",
+    "load_events",
     "matched",
     "observing",
     "retry_after",

@@ -19,6 +19,7 @@ any run.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, final
@@ -31,12 +32,14 @@ from runner._durable.engine import DbosEngine
 from runner._events import RunResult
 from runner._pause.runstate import RunState, decode_decision
 from runner._run.resume import checked_decisions
-from runner._sessions.store import Session, SessionStore
+from runner._sessions.store import RunRecords, Session, SessionStore
 
 if TYPE_CHECKING:
     from runner._run.launch import Launcher
 
 __all__ = ["resume_body", "run_body"]
+
+logger = logging.getLogger("runner")
 
 
 async def run_body(
@@ -191,6 +194,17 @@ class _Deferred:
         save = partial(self.store.save_paused, run_id, user_id, session_id, state_json)
         self.writes.append(("paused save", save))
 
+    def save_records(
+        self, run_id: str, user_id: str, session_id: str, records: RunRecords, /
+    ) -> None:
+        """Keep the run's records' save for its step after the loop, if the store keeps
+        records; the step logs a failure, as a run does: the run's outcome stands."""
+        save = getattr(self.store, "save_records", None)
+        if save is not None:
+            self.writes.append(
+                ("records save", partial(_logged, save, run_id, user_id, session_id, records))
+            )
+
     def delete_paused(self, run_id: str, /) -> None:
         """Keep the paused state's deletion for its step after the loop."""
         self.writes.append(("paused delete", partial(self.store.delete_paused, run_id)))
@@ -210,3 +224,17 @@ class _Deferred:
     def release(self, user_id: str, session_id: str, /, *, owner: str) -> None:
         """The store's."""
         self.store.release(user_id, session_id, owner=owner)
+
+
+def _logged(
+    save: Callable[[str, str, str, RunRecords], object],
+    run_id: str,
+    user_id: str,
+    session_id: str,
+    records: RunRecords,
+) -> None:
+    """``save`` the run's records; a failure is logged, never the run's."""
+    try:
+        save(run_id, user_id, session_id, records)
+    except Exception:  # the session is saved: losing its trace fails no run
+        logger.exception("could not keep the records of run %s in its session store", run_id)

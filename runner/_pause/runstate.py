@@ -38,7 +38,15 @@ from runner._pause.codec import (
 )
 from runner._pause.pending import DecisionKind, Frame, PendingRequest, Question
 
-__all__ = ["MAX_STATE_CHARS", "SCHEMA", "RunState", "StateStatus", "encode_decision"]
+__all__ = [
+    "MAX_STATE_CHARS",
+    "SCHEMA",
+    "RunState",
+    "StateStatus",
+    "decode_request",
+    "encode_decision",
+    "encode_request",
+]
 
 SCHEMA: Final = 2
 """The version of ``RunState.to_json``'s format; ``from_json`` refuses any other.
@@ -427,3 +435,9 @@ def _question(data: object, where: str) -> Question | None:
         _str(fields["key"], f"{where}.key"),
         None if state is None else _str(state, f"{where}.state"),
     )
+
+
+encode_request: Final = _encode_request
+"""A pending request as the JSON data a ``RunState`` holds it in."""
+decode_request: Final = _decode_request
+"""The pending request JSON data ``data`` holds; a ``ValueError`` naming the field if not one."""

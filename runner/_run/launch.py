@@ -286,6 +286,11 @@ class Launcher:
             else compile_callbacks(callbacks)
         )
         setups = self._table.for_run(run_callbacks, check_sync=not is_async)
+        # A resume in this process (its run id given) takes the lease under an owner of its
+        # own: two resumes of one paused run (two servers deciding it at once) must not
+        # renew one lease as one owner, or both would run the paused calls. A durable run
+        # keeps its run id as owner: its recovered workflow takes its own lease back.
+        resuming = run_id is not None and engine is IN_PROCESS
         if run_id is None and fresh and engine is IN_PROCESS:
             run_id, session_id = _two_ids()
         else:
@@ -307,7 +312,13 @@ class Launcher:
         lease = (
             None
             if private
-            else RunLease(self.sessions, user_id, session_id, owner=run_id, ttl=self.session_lease)
+            else RunLease(
+                self.sessions,
+                user_id,
+                session_id,
+                owner=f"{run_id}/resume-{os.urandom(6).hex()}" if resuming else run_id,
+                ttl=self.session_lease,
+            )
         )
         run = Run(
             run_id=run_id,

@@ -56,6 +56,7 @@ from runner._events import (
 from runner._pause.pending import Frame, HeldBatch, Paused
 from runner._pause.runstate import RunState
 from runner._pause.seal import sign, verified
+from runner._records.lines import Kept
 from runner._run.attempts import model_attempt
 from runner._run.callbacks import AgentSetup
 from runner._run.calls import batch
@@ -296,6 +297,7 @@ class Run:
             paused_state = (self.id, self.user_id, self.session_id, result.state.to_json())
             if self.offload is None:
                 self.sessions.save_paused(*paused_state)
+                self._keep_records()
             else:
                 await self.offload.call(self._pause, *paused_state)
             return result
@@ -591,8 +593,10 @@ class Run:
         return self.offload.call(self._write, messages, session.version, kept, True)
 
     def _pause(self, run_id: str, user_id: str, session_id: str, state_json: str) -> None:
-        """The paused state kept, then the lease given back: one trip to a thread."""
+        """The paused state and the records kept, then the lease given back: one trip to a
+        thread."""
         self.sessions.save_paused(run_id, user_id, session_id, state_json)
+        self._keep_records()
         self.let_go()
 
     def _write(
@@ -602,13 +606,27 @@ class Run:
         state: Mapping[str, Any] | None,
         let_go: bool = False,
     ) -> None:
-        """The session's save and, for a resumed run, its paused state forgotten; then,
-        if ``let_go``, the lease given back (off the loop: one trip to a thread)."""
+        """The session's save, the run's records kept and, for a resumed run, its paused
+        state forgotten; then, if ``let_go``, the lease given back (off the loop: one trip
+        to a thread)."""
         self.sessions.save(self.user_id, self.session_id, messages, version=version, state=state)
+        self._keep_records()
         if self.decisions:  # a resumed run that ended: its paused state is done with
             self.sessions.delete_paused(self.id)
         if let_go:
             self.let_go()
+
+    def _keep_records(self) -> None:
+        """The run's events handed to its store as its records, if the store keeps them
+        (an ``InboxStore``; a 0.2 store has no ``save_records``). A failure is logged:
+        the run's outcome stands."""
+        save = getattr(self.sessions, "save_records", None)
+        if save is None:
+            return
+        try:
+            save(self.id, self.user_id, self.session_id, Kept(tuple(self.record.events)))
+        except Exception:  # the session is saved: losing its trace fails no run
+            logger.exception("could not keep the records of run %s in its session store", self.id)
 
     def _result(
         self,

@@ -18,6 +18,7 @@ from benchmarks import (
     agui,
     dispatch,
     durable,
+    inbox,
     loop_stall,
     openai_adapter,
     responses_adapter,
@@ -131,6 +132,19 @@ def test_sessions_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("memory", "sqlite", "0 messages", "10,000 messages"):
         assert name in out
     assert out.count("target <=") == 3
+    assert "targets:" in out
+
+
+def test_inbox_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The inbox benchmark checks the listing holds every paused run in order with its
+    requests, then times it and a turn with and without records, and reports its target."""
+    assert inbox.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "list_paused from SQLite, 500 paused runs" in out
+    assert "whole list:" in out
+    assert "a page of 50:" in out
+    assert "target: 10,000 paused runs listed in < 100 ms" in out
+    assert "run records: a SQLite turn keeping its records" in out
     assert "targets:" in out
 
 

@@ -12,9 +12,18 @@ Tables (``WITHOUT ROWID``: each is read by its key):
   session-scoped state (JSON text);
 - ``messages``: one row per message, keyed by session and position (JSON text);
 - ``leases``: a session's lease, its owner and when it expires (Unix time);
-- ``paused``: a paused run's state (JSON text) by run id, with its session;
+- ``paused``: a paused run's state (JSON text) by run id, with its session, when it
+  was saved (Unix time), its root agent and its pending requests (JSON text; ``NULL``
+  when the state is no ``RunState``'s JSON), indexed by time for ``list_paused`` (the
+  index holds every column the listing reads: it never reads a state);
+- ``records``: a run's records (JSON lines) by run id, with its session, numbered in
+  the order they were saved (``seq``: the oldest are dropped first);
 - ``meta``: ``forgotten``, the highest version of any deleted session, which a session
   made again starts above.
+
+A file of schema version 1 (hookline 0.2) is brought to version 2 when opened, in one
+transaction: its paused runs get their time (0: before any other), agent and pending
+requests, and an empty ``records`` table is made.
 """
 
 from __future__ import annotations
@@ -24,12 +33,23 @@ import sqlite3
 import time
 from typing import Final
 
+from runner._sessions.paused import summary
+
 __all__ = ["SCHEMA_VERSION", "open_database"]
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 """The version of the layout this hookline reads and writes."""
 
 _APPLICATION_ID: Final = 0x686B6C6E  # "hkln"
+# What version 2 adds to version 1's tables (its paused columns are made by _upgrade).
+_VERSION_2: Final = (
+    # Covering: a listing reads the index alone, in order, never the states.
+    "CREATE INDEX paused_by_time ON paused (saved, run_id, user_id, session_id, agent, pending)",
+    """CREATE TABLE records (
+        seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE,
+        user_id TEXT NOT NULL, session_id TEXT NOT NULL, body TEXT NOT NULL)""",
+    "CREATE INDEX records_by_session ON records (user_id, session_id)",
+)
 _TABLES: Final = (
     """CREATE TABLE sessions (
         user_id TEXT NOT NULL, session_id TEXT NOT NULL,
@@ -45,8 +65,11 @@ _TABLES: Final = (
         PRIMARY KEY (user_id, session_id)) WITHOUT ROWID""",
     """CREATE TABLE paused (
         run_id TEXT PRIMARY KEY NOT NULL,
-        user_id TEXT NOT NULL, session_id TEXT NOT NULL, state TEXT NOT NULL) WITHOUT ROWID""",
+        user_id TEXT NOT NULL, session_id TEXT NOT NULL, state TEXT NOT NULL,
+        saved REAL NOT NULL DEFAULT 0, agent TEXT NOT NULL DEFAULT '', pending TEXT)
+        WITHOUT ROWID""",
     "CREATE INDEX paused_by_session ON paused (user_id, session_id)",
+    *_VERSION_2,
     "CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID",
     "INSERT INTO meta (name, value) VALUES ('forgotten', 0)",
 )
@@ -136,6 +159,9 @@ def _check_or_make(db: sqlite3.Connection, path: str | os.PathLike[str]) -> None
             f"{application:#x}, expected hookline's {_APPLICATION_ID:#x})"
         )
         raise ValueError(msg)
+    if version == 1:
+        _upgrade(db)
+        return
     if version != SCHEMA_VERSION:
         newer = "a newer" if version > SCHEMA_VERSION else "an older"
         msg = (
@@ -143,3 +169,23 @@ def _check_or_make(db: sqlite3.Connection, path: str | os.PathLike[str]) -> None
             f"this hookline reads schema version {SCHEMA_VERSION} only"
         )
         raise ValueError(msg)
+
+
+def _upgrade(db: sqlite3.Connection) -> None:
+    """Bring a version 1 file to version 2 (inside the opening transaction)."""
+    for column in (
+        "saved REAL NOT NULL DEFAULT 0",
+        "agent TEXT NOT NULL DEFAULT ''",
+        "pending TEXT",
+    ):
+        db.execute(f"ALTER TABLE paused ADD COLUMN {column}")
+    for statement in _VERSION_2:
+        db.execute(statement)
+    rows = db.execute("SELECT run_id, state FROM paused").fetchall()
+    for run_id, state in rows:
+        found = summary(state) if type(state) is str else None
+        if found is not None:
+            db.execute(
+                "UPDATE paused SET agent = ?, pending = ? WHERE run_id = ?", (*found, run_id)
+            )
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

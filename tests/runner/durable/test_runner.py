@@ -48,6 +48,7 @@ from runner import (
     ToolResult,
     Usage,
     idempotency_key,
+    load_events,
 )
 from runner._durable.codec import RecoveredError
 from runner._pause.pending import request_id
@@ -101,7 +102,8 @@ def test_a_durable_run_leaves_what_a_plain_run_leaves(mode: Mode) -> None:
 
 
 def test_each_model_and_tool_call_is_a_step_named_for_it(mode: Mode) -> None:
-    """The workflow's steps: session load, model, tool, model, tool, model, session save."""
+    """The workflow's steps: session load, model, tool, model, tool, model, session save,
+    the run's records' save."""
     result = drive_durable(durable(trip(Tools())), mode, "book Paris", run_id=unique("steps"))
     names = [step["function_name"] for step in DBOS.list_workflow_steps(result.run_id)]
     assert names == [
@@ -112,6 +114,7 @@ def test_each_model_and_tool_call_is_a_step_named_for_it(mode: Mode) -> None:
         "tool trip hotel",
         "model trip",
         "session save",
+        "records save",
     ]
 
 
@@ -285,7 +288,7 @@ def test_a_paused_durable_run_ends_its_workflow_paused_with_its_state_stored(mod
     assert stored is not None
     assert stored.to_json() == result.state.to_json()
     names = [step["function_name"] for step in DBOS.list_workflow_steps(run_id)]
-    assert names == ["session load", "model trip", "paused save"]
+    assert names == ["session load", "model trip", "paused save", "records save"]
     assert runner.run("book Paris", run_id=run_id).pending == result.pending
 
 
@@ -323,7 +326,30 @@ def test_a_paused_durable_run_resumes_as_a_workflow_of_its_own(mode: Mode) -> No
     assert len(resumes) == 2
     names = [step["function_name"] for step in DBOS.list_workflow_steps(resumes[-1])]
     assert names[:2] == ["session load", "paused load"]
-    assert names[-2:] == ["session save", "paused delete"]
+    assert names[-3:] == ["session save", "records save", "paused delete"]
+
+
+def test_a_paused_durable_run_is_listed_and_keeps_its_records(mode: Mode) -> None:
+    """An inbox sees a durable run's pause: ``list_paused`` lists it with its requests; its
+    records are kept, the resumed part's after the paused part's, each once."""
+    sessions = InMemorySessions()
+    runner = durable(trip(Tools()), callbacks=[AskFirst()], sessions=sessions)
+    run_id = unique("inbox")
+    paused = drive_durable(runner, mode, "book Paris", run_id=run_id, session_id="s")
+    (listed,) = [run for run in sessions.list_paused() if run.run_id == run_id]
+    assert (listed.user_id, listed.session_id, listed.pending) == ("user", "s", paused.pending)
+    kept = sessions.load_records(run_id)
+    assert kept is not None
+    assert [type(event) for event in load_events(kept)] == [type(e) for e in paused.events]
+    (flight,) = paused.pending
+    resumed = resume_durable(runner, mode, paused.state, {flight.id: Approve()})
+    assert resumed.run_id == run_id
+    kept = sessions.load_records(run_id)
+    assert kept is not None
+    assert [type(event) for event in load_events(kept)] == [
+        type(event) for event in (*paused.events, *resumed.events)
+    ]
+    assert [run.run_id for run in sessions.list_paused()].count(run_id) == 1  # paused again
 
 
 def test_resuming_with_the_same_decisions_again_returns_the_same_result(mode: Mode) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +29,7 @@ from runner import (
     Agent,
     InMemorySessions,
     InvalidDecisions,
+    ModelResponse,
     ResumeRefused,
     Runner,
     RunResult,
@@ -311,3 +313,52 @@ def test_a_decision_that_is_no_decision_is_named_with_the_run(mode: Mode) -> Non
         "Approve(), Edit(args), Reject(message) or Respond(value)"
     )
     assert deletes.deleted == []
+
+
+def test_two_resumes_of_one_paused_run_at_once_run_its_calls_once(
+    mode: Mode, tmp_path: Path
+) -> None:
+    """Two runners (two processes' stores on one file) resuming one paused run at once: the
+    second is refused while the first holds the session's lease, and the paused call runs
+    once -- a resume takes the lease as an owner of its own, not as the run's id."""
+    from runner import SessionBusy, SQLiteSessionStore
+
+    deleted: list[str] = []
+    rival: list[BaseException] = []
+
+    def make(store: SQLiteSessionStore, *script: ModelResponse) -> Runner:
+        def delete_file(path: str) -> str:
+            """Delete a file; the first time, a rival resume is tried meanwhile."""
+            deleted.append(path)
+            if len(deleted) == 1:
+                with Runner(agent_of(), sessions=other) as second:
+                    try:
+                        second.resume(state, {request.id: Approve()})
+                    except BaseException as error:  # what the rival was told
+                        rival.append(error)
+            return f"deleted {path}"
+
+        def agent_of(*script: ModelResponse) -> Agent:
+            model = ScriptedModel(list(script) or [ModelResponse("done")])
+            return Agent("janitor", model, tools=[delete_file], callbacks=[Guard()])
+
+        return Runner(agent_of(*script), sessions=store)
+
+    with (
+        SQLiteSessionStore(tmp_path / "s.db") as store,
+        SQLiteSessionStore(tmp_path / "s.db") as other,
+    ):
+        with make(store, calling(ToolCall("c1", "delete_file", {"path": "a"}))) as first:
+            paused = first.run("tidy", session_id="s")
+        state = paused.state
+        (request,) = paused.pending
+        with make(store) as first:
+            result = (
+                first.resume(state, {request.id: Approve()})
+                if mode == "sync"
+                else asyncio.run(first.aresume(state, {request.id: Approve()}))
+            )
+    assert result.status == "completed"
+    assert deleted == ["a"]
+    (error,) = rival
+    assert isinstance(error, SessionBusy)

@@ -584,13 +584,14 @@ def test_a_replaced_last_message_rewrites_that_message_only(
 def test_a_runner_turn_writes_only_what_it_adds(
     store: SQLiteSessionStore, db: sqlite3.Connection, mode: Mode
 ) -> None:
-    """A whole run at 10,000 messages: the lease, two messages, the session's row, the release."""
+    """A whole run at 10,000 messages: the lease, two messages, the session's row, the run's
+    records, the release."""
     store.save("u", "s", history(10_000), version=0)
     store.load("u", "s")  # as a previous turn of this process would have
     with Runner(Agent("assistant", ScriptedModel(default="ok")), sessions=store) as runner:
         before = db.total_changes
         drive(runner, mode, "hi", user_id="u", session_id="s")
-    assert db.total_changes - before == 5
+    assert db.total_changes - before == 6
     assert len(store.load("u", "s").messages) == 10_002
 
 

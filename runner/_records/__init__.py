@@ -1,0 +1,1 @@
+"""Run records: tagged JSON (``tagged``) and the JSON-lines form of a run's events (``lines``)."""
