@@ -129,6 +129,11 @@ def _base(record: Event, content: bool) -> JSON:
     }
 
 
+def _finished(record: object) -> RunFinishedEvent[Any]:
+    """``record``, known a ``RunFinishedEvent``, with its output type erased."""
+    return cast("RunFinishedEvent[Any]", record)
+
+
 def finished_json(result: RunResult[Any], time: float, content: bool) -> JSON:
     """How a run ended: status, output (with content on), stop reason, tokens."""
     return {
@@ -161,7 +166,7 @@ def record_json(record: object, content: bool) -> JSON | None:  # noqa: PLR0911,
             "hidden": not content,
         }
     if isinstance(record, RunFinishedEvent):
-        finished: RunFinishedEvent[Any] = cast("RunFinishedEvent[Any]", record)
+        finished = _finished(record)
         return finished_json(finished.result, finished.time, content)
     if isinstance(record, HookEvent):
         return {
