@@ -130,10 +130,11 @@ def _event(line: str, number: int) -> StreamEvent:
     except (ValueError, RecursionError) as exc:
         msg = f"{_LABEL}: {where} must be JSON, got {got(line)}: {exc}"
         raise ValueError(msg) from None
+    came: object = data  # as it came, for the refusal (unnarrowed)
     fields = cast("dict[str, object]", data) if type(data) is dict else None
     tag = None if fields is None else fields.get("$t")
     if fields is None or type(tag) is not str or tag not in _TAGS:
-        refuse(where, _EXPECTED, data)
+        refuse(where, _EXPECTED, came)
     event: object = decode(fields, where)
     assert type(event) in _KINDS  # an event's tag decodes to that event's class
     return cast("StreamEvent", event)

@@ -9,13 +9,14 @@ back is checked (``pending_of``): a row that is not what hookline wrote is a
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final, NoReturn, cast
 
 from hooks import ToolCall
 from hooks._slots import slot_init
 from runner._checks import got, int_at_least
-from runner._pause.pending import PendingRequest
+from runner._pause.pending import DecisionKind, PendingRequest
 from runner._pause.runstate import RunState, decode_request, encode_request
 
 __all__ = ["PausedRun", "check_limit", "damaged", "parsed", "pending_of", "summary", "unread"]
@@ -105,13 +106,21 @@ def _plain_request(item: Any) -> PendingRequest | None:  # JSON as read
     ``decode_request`` checks it; ``None`` for anything else (which ``decode_request``
     reads, or refuses naming what is wrong). The inbox's listing reads thousands: no
     call here that is not needed."""
-    if type(item) is not dict or item.keys() != _PLAIN_REQUEST:
+    fields = cast("dict[str, Any]", item) if type(item) is dict else None
+    if fields is None or fields.keys() != _PLAIN_REQUEST:
         return None
-    call, allowed = item["call"], item["allowed"]
-    if type(call) is not dict or call.keys() != _PLAIN_CALL or type(allowed) is not list:
+    call: Any = fields["call"]
+    kinds: Any = fields["allowed"]
+    called = cast("dict[str, Any]", call) if type(call) is dict else None
+    if called is None or type(kinds) is not list or called.keys() != _PLAIN_CALL:
         return None
-    request_id, reason, agent, branch = item["id"], item["reason"], item["agent"], item["branch"]
-    call_id, name, args = call["id"], call["name"], call["args"]
+    request_id: Any = fields["id"]
+    reason: Any = fields["reason"]
+    agent: Any = fields["agent"]
+    branch: Any = fields["branch"]
+    call_id: Any = called["id"]
+    name: Any = called["name"]
+    args: Any = called["args"]
     if (
         type(request_id) is not str
         or type(reason) is not str
@@ -122,16 +131,16 @@ def _plain_request(item: Any) -> PendingRequest | None:  # JSON as read
         or type(args) is not dict
     ):
         return None
-    for kind in allowed:
+    for kind in cast("Iterable[Any]", kinds):
         if type(kind) is not str or kind not in _DECISIONS:
             return None
     return PendingRequest(
         id=request_id,
-        call=ToolCall(call_id, name, args),
+        call=ToolCall(call_id, name, cast("dict[str, Any]", args)),
         reason=reason,
         agent=agent,
         branch=branch,
-        allowed=tuple(allowed),
+        allowed=tuple(cast("list[DecisionKind]", kinds)),
     )
 
 

@@ -166,7 +166,7 @@ def record_json(record: object, content: bool) -> JSON | None:  # noqa: PLR0911,
             "hidden": not content,
         }
     if isinstance(record, RunFinishedEvent):
-        finished = _finished(record)
+        finished = _finished(record)  # pyright: ignore[reportUnknownArgumentType]
         return finished_json(finished.result, finished.time, content)
     if isinstance(record, HookEvent):
         return {
