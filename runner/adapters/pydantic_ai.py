@@ -203,7 +203,7 @@ class HooklineCapability(AbstractCapability[Any]):
         given: object = max_attempts
         if type(given) is not int or max_attempts < 1:
             msg = f"max_attempts must be an int >= 1, got {given!r:.60}"
-            raise (ValueError if isinstance(given, int) else TypeError)(msg)
+            raise (ValueError if type(given) is int else TypeError)(msg)
         compiled = compile_callbacks(callbacks)
         _refuse_unmapped(compiled)
         self._callbacks: Final = compiled

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from pydantic_ai import Agent, RunContext, Tool
+from pydantic_ai import Agent, AgentRunResult, RunContext, Tool
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -18,7 +18,6 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai import AgentRunResult
 from pydantic_ai.tools import DeferredToolRequests
 
 from hooks import Decision
@@ -136,4 +135,3 @@ class PydanticAIHarness:
         earlier = report.tool_results
         done = _report(paused.agent, resumed)
         return Report(done.status, done.text, earlier + done.tool_results, done.handle)
-
