@@ -119,6 +119,7 @@ from hooks import (
     run_wrap,
 )
 from hooks import Outcome as HookOutcome
+from hooks._points import AnyPoint
 
 __all__ = ["HooklineCapability", "deferred_results"]
 
@@ -134,6 +135,7 @@ _CURRENT: Final[contextvars.ContextVar[Invocation | None]] = contextvars.Context
     "hookline_pydantic_ai_invocation", default=None
 )
 _UNMAPPED: Final = (BEFORE_AGENT, AFTER_AGENT)
+_TOOL_POINTS: Final = (BEFORE_TOOL, WRAP_TOOL, ON_TOOL_ERROR, AFTER_TOOL)
 
 
 def deferred_results(decisions: Mapping[str, Decision], /) -> DeferredToolResults:
@@ -338,7 +340,16 @@ class _ModelCall:
 class _Run:
     """One pydantic-ai run as hookline's callbacks see it: its invocation and dispatches."""
 
-    __slots__ = ("callbacks", "invocation", "max_attempts", "model_call", "observers", "tools")
+    __slots__ = (
+        "asked",
+        "callbacks",
+        "converted",
+        "invocation",
+        "max_attempts",
+        "model_call",
+        "observers",
+        "tools",
+    )
 
     def __init__(
         self,
@@ -364,6 +375,11 @@ class _Run:
         self.model_call: _ModelCall | None = None
         chain = self.callbacks.chain("on_event", "event")
         self.observers: Final = tuple(zip(chain.fns, chain.asyncs, chain.owners, strict=True))
+        # per list (the run's, or its view for one tool) and points: whether to dispatch
+        self.asked: dict[tuple[int, tuple[str, ...]], tuple[CompiledCallbacks, bool]] = {}
+        # each message of the run's history as hookline's, by identity (the history only
+        # grows, so a request converts its new messages only)
+        self.converted: dict[int, tuple[object, list[tuple[Message, object]]]] = {}
 
     # -- dispatch, told to observers
 
@@ -428,8 +444,36 @@ class _Run:
 
     # -- model calls
 
+    def _asks(self, callbacks: CompiledCallbacks, *points: AnyPoint) -> bool:
+        """Whether a dispatch of ``points`` has anyone to ask or tell: a callback that
+        defines one, or an observer (told of every dispatch). Without, it is skipped."""
+        if self.observers:
+            return True
+        key = (id(callbacks), tuple(point.name for point in points))
+        known = self.asked.get(key)
+        if known is None or known[0] is not callbacks:
+            known = self.asked[key] = (
+                callbacks,
+                any(callbacks.defines(point) for point in points),
+            )
+        return known[1]
+
+    def _messages(self, messages: Sequence[pa.ModelMessage]) -> list[tuple[Message, object]]:
+        """``messages`` as hookline's, each with its source; converted once per run."""
+        converted = self.converted
+        out: list[tuple[Message, object]] = []
+        for message in messages:
+            known = converted.get(id(message))
+            if known is None or known[0] is not message:
+                known = converted[id(message)] = (message, _to_messages((message,)))
+            out.extend(known[1])
+        return out
+
     async def before_model(self, request_context: ModelRequestContext) -> ModelRequestContext:
-        originals = _to_messages(request_context.messages)
+        if not self._asks(self.callbacks, BEFORE_MODEL):
+            self.model_call = None
+            return request_context
+        originals = self._messages(request_context.messages)
         request = ModelRequest(
             messages=tuple(message for message, _ in originals),
             tools=_specs(request_context),
@@ -465,7 +509,7 @@ class _Run:
     def _model_ctx(self, request_context: ModelRequestContext) -> ModelContext:
         call = self.model_call
         if call is None:  # a request no before_model saw (none of ours ran before it)
-            originals = _to_messages(request_context.messages)
+            originals = self._messages(request_context.messages)
             request = ModelRequest(tuple(m for m, _ in originals), _specs(request_context))
             call = self.model_call = _ModelCall(
                 ModelContext(self.invocation, request, max_attempts=self.max_attempts),
@@ -479,6 +523,8 @@ class _Run:
     async def model_error(
         self, request_context: ModelRequestContext, error: Exception
     ) -> pa.ModelResponse:
+        if not self._asks(self.callbacks, ON_MODEL_ERROR):
+            raise error
         ctx = self._model_ctx(request_context)
         callbacks = self.callbacks
         failed: Failure[Exception] = Failure(error)
@@ -509,6 +555,9 @@ class _Run:
     async def after_model(
         self, request_context: ModelRequestContext, response: pa.ModelResponse
     ) -> pa.ModelResponse:
+        if not self._asks(self.callbacks, AFTER_MODEL):
+            self.model_call = None
+            return response
         ctx = self._model_ctx(request_context)
         callbacks = self.callbacks
         answered: HookOutcome[ModelResponse] = Success(_from_response(response))
@@ -537,7 +586,7 @@ class _Run:
         callbacks = self.callbacks
         if not callbacks.defines(WRAP_MODEL):
             return await handler(request_context)
-        originals = _to_messages(request_context.messages)
+        originals = self._messages(request_context.messages)
         request = ModelRequest(tuple(m for m, _ in originals), _specs(request_context))
         ctx = ModelContext(self.invocation, request, max_attempts=self.max_attempts)
         answers: list[pa.ModelResponse] = []
@@ -590,10 +639,23 @@ class _Run:
         args: dict[str, Any],
         handler: Callable[[dict[str, Any]], Awaitable[Any]],
     ) -> Any:
-        self._info(tool_def)
+        info = self._info(tool_def)
         callbacks = self.callbacks
         if callbacks.by_tool:
-            callbacks = callbacks.for_tool(self.tools[tool_def.name])
+            callbacks = callbacks.for_tool(info)
+        if not pa_ctx.tool_call_approved and not self._asks(callbacks, *_TOOL_POINTS):
+            return await handler(args)  # no callback of this call, no observer: the tool alone
+        return await self._guarded(callbacks, pa_ctx, part, args, handler)
+
+    async def _guarded(
+        self,
+        callbacks: CompiledCallbacks,
+        pa_ctx: RunContext[Any],
+        part: pa.ToolCallPart,
+        args: dict[str, Any],
+        handler: Callable[[dict[str, Any]], Awaitable[Any]],
+    ) -> Any:
+        """One tool call through its chains: before, attempts (wraps, tool, error), after."""
         ctx = ToolContext(
             self.invocation,
             ToolCall(part.tool_call_id, part.tool_name, args),
