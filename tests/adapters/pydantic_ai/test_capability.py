@@ -464,3 +464,35 @@ def test_without_pydantic_ai_the_adapter_names_the_extra_and_runner_never_import
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert "pip install 'hookline[pydantic-ai]'" in done.stdout
+
+
+def test_before_model_sees_the_whole_history_on_every_request() -> None:
+    seen: list[list[tuple[str, str]]] = []
+
+    class Record:
+        def before_model(self, ctx: ModelContext, /) -> Cont[ModelContext]:
+            seen.append([(m.role, m.content) for m in ctx.request.messages])
+            return Cont(ctx)
+
+    _, tool = _flaky()
+    agent = _agent(
+        [
+            _calls(ToolCallPart("fetch", {"url": "a"}, tool_call_id="c1")),
+            _calls(ToolCallPart("fetch", {"url": "b"}, tool_call_id="c2")),
+            _text("done"),
+        ],
+        [Record()],
+        tools=[tool],
+    )
+    assert agent.run_sync("go").output == "done"
+    assert seen == [
+        [("user", "go")],
+        [("user", "go"), ("assistant", ""), ("tool", "page a")],
+        [
+            ("user", "go"),
+            ("assistant", ""),
+            ("tool", "page a"),
+            ("assistant", ""),
+            ("tool", "page b"),
+        ],
+    ]
