@@ -46,12 +46,13 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import functools
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import Any, Final, TypeVar, assert_never, cast
 
 try:
     from pydantic_ai import RunContext
@@ -126,7 +127,6 @@ __all__ = ["HooklineCapability", "deferred_results"]
 T = TypeVar("T")
 C = TypeVar("C")
 R = TypeVar("R")
-Dispatched: TypeAlias = object
 
 # The decision a resumed call carries, in the metadata pydantic-ai hands back to it.
 _DECISION: Final = "hookline_decision"
@@ -162,16 +162,15 @@ def deferred_results(decisions: Mapping[str, Decision], /) -> DeferredToolResult
                 f"got {type(given).__name__} {given!r:.60}"
             )
             raise TypeError(msg)
-        match decision:
-            case Approve():
-                approvals[call_id] = ToolApproved()
-                metadata[call_id] = {_DECISION: ("approve",)}
-            case Edit(args):
-                approvals[call_id] = ToolApproved(override_args=dict(args))
-                metadata[call_id] = {_DECISION: ("edit",)}
-            case Reject(message):
-                approvals[call_id] = ToolApproved()
-                metadata[call_id] = {_DECISION: ("reject", message)}
+        if isinstance(given, Edit):
+            approvals[call_id] = ToolApproved(override_args=dict(given.args))
+            metadata[call_id] = {_DECISION: ("edit",)}
+        elif isinstance(given, Reject):
+            approvals[call_id] = ToolApproved()
+            metadata[call_id] = {_DECISION: ("reject", given.message)}
+        else:
+            approvals[call_id] = ToolApproved()
+            metadata[call_id] = {_DECISION: ("approve",)}
     return DeferredToolResults(approvals=approvals, metadata=metadata)
 
 
@@ -180,7 +179,9 @@ def _decision(ctx: RunContext[Any], args: Mapping[str, Any]) -> Decision | None:
     if not ctx.tool_call_approved:
         return None
     meta: object = ctx.tool_call_metadata
-    given: object = meta.get(_DECISION) if isinstance(meta, dict) else None
+    given: object = (
+        cast("dict[str, object]", meta).get(_DECISION) if isinstance(meta, dict) else None
+    )
     match given:
         case ("reject", str() as message):
             return Reject(message)
@@ -215,8 +216,7 @@ class HooklineCapability(AbstractCapability[Any]):
     async def for_run(self, ctx: RunContext[Any]) -> HooklineCapability:
         """A copy for one run, holding its invocation (shared with the parent run's when
         this run is a sub-agent's)."""
-        fresh = object.__new__(HooklineCapability)
-        fresh.__dict__.update(self.__dict__)
+        fresh = copy.copy(self)
         fresh._run = _Run(self._callbacks, self._max_attempts, ctx, _CURRENT.get())
         return fresh
 
@@ -496,8 +496,8 @@ class _Run:
                 return replace(request_context, messages=messages)
             case Halt(response):
                 raise SkipModelRequest(_to_response(response))
-            case _:  # pragma: no cover - before_model cannot pause
-                raise TypeError(result)
+            case _:
+                assert_never(result)
 
     def prepare_model(self, request_context: ModelRequestContext) -> ModelRequestContext:
         call = self.model_call
@@ -549,8 +549,8 @@ class _Run:
                 return _to_response(response)
             case Failure():
                 raise result.failure()
-            case _:  # pragma: no cover - the dispatch checked the result
-                raise TypeError(result)
+            case _:
+                assert_never(result)
 
     async def after_model(
         self, request_context: ModelRequestContext, response: pa.ModelResponse
@@ -575,8 +575,8 @@ class _Run:
                 return _to_response(replaced)
             case Failure(error):
                 raise error
-            case _:  # pragma: no cover - the dispatch checked the outcome
-                raise TypeError(result)
+            case _:
+                assert_never(result)
 
     async def wrap_model(
         self,
@@ -618,8 +618,8 @@ class _Run:
                 return _to_response(response)
             case Failure(error):
                 raise error
-            case _:  # pragma: no cover - the dispatch checked the outcome
-                raise TypeError(result)
+            case _:
+                assert_never(result)
 
     # -- tool calls
 
@@ -717,8 +717,8 @@ class _Run:
                 return ctx, value
             case Pause(reason):
                 raise ApprovalRequired({"reason": reason})
-            case _:  # pragma: no cover - the dispatch checked the result
-                raise TypeError(result)
+            case _:
+                assert_never(result)
 
     async def _attempt(
         self,
@@ -778,8 +778,8 @@ class _Run:
                 return value.content
             case Failure(error):
                 raise error
-            case _:  # pragma: no cover - the dispatch checked the outcome
-                raise TypeError(result)
+            case _:
+                assert_never(result)
 
 
 def _control_flow() -> tuple[type[BaseException], ...]:
@@ -827,7 +827,7 @@ _TAGS: Final[dict[type, OutcomeTag]] = {
 def _tag(result: object) -> tuple[OutcomeTag, BaseException | None]:
     """A dispatch result's tag for a ``HookEvent``, and the error it carries."""
     if isinstance(result, Failure):
-        error: object = result.failure()
+        error: object = cast("Failure[object]", result).failure()
         return "failure", error if isinstance(error, BaseException) else None
     return _TAGS.get(type(result), "raised"), None
 
@@ -868,7 +868,7 @@ def _from_request_part(part: object) -> Message:
         message = Message(
             "tool", part.model_response_str(), tool_call_id=part.tool_call_id, name=part.tool_name
         )
-    elif isinstance(part, pa.RetryPromptPart):
+    elif isinstance(part, pa.RetryPromptPart):  # pyright: ignore[reportDeprecated]  # older histories hold it
         retry = part.model_response()
         message = (
             Message("user", retry)
@@ -916,14 +916,11 @@ def _to_request_part(message: Message) -> Any:
     if message.role == "system":
         return pa.SystemPromptPart(message.content)
     if message.role == "tool":
-        if message.is_error:
-            return pa.RetryPromptPart(
-                message.content,
-                tool_name=message.name,
-                tool_call_id=message.tool_call_id or "",
-            )
         return pa.ToolReturnPart(
-            message.name or "", message.content, tool_call_id=message.tool_call_id or ""
+            message.name or "",
+            message.content,
+            tool_call_id=message.tool_call_id or "",
+            outcome="failed" if message.is_error else "success",
         )
     return pa.UserPromptPart(message.content)
 
