@@ -496,3 +496,168 @@ def test_before_model_sees_the_whole_history_on_every_request() -> None:
             ("tool", "page b"),
         ],
     ]
+
+
+def test_observers_are_told_of_a_raising_callback_and_one_that_raises_is_skipped() -> None:
+    events: list[tuple[str, str, str | None]] = []
+
+    class Told:
+        async def on_event(self, event: HookEvent, /) -> None:
+            events.append((event.point, event.outcome, type(event.error).__name__))
+
+    class Broken:
+        def on_event(self, event: HookEvent, /) -> None:
+            raise RuntimeError("observer bug")
+
+    class Raises:
+        def before_model(self, ctx: ModelContext, /) -> Cont[ModelContext]:
+            raise Boom("guard bug")
+
+    with pytest.raises(Boom, match="guard bug"):
+        _agent([_text("never")], [Broken(), Told(), Raises()]).run_sync("hi")
+    assert events == [("before_model", "raised", "Boom")]
+
+
+def test_after_model_failure_raises_out_of_the_run() -> None:
+    class Refuse:
+        def after_model(
+            self, outcome: Outcome[hooks.ModelResponse], ctx: ModelContext, /
+        ) -> Outcome[hooks.ModelResponse]:
+            return Failure(Boom("refused answer"))
+
+    with pytest.raises(Boom, match="refused answer"):
+        _agent([_text("bad")], [Refuse()]).run_sync("hi")
+
+
+def test_wrap_model_may_change_the_request_or_pass_the_answer_through() -> None:
+    class System:
+        async def wrap_model(
+            self,
+            ctx: ModelContext,
+            call_next: Callable[[ModelContext], Awaitable[Outcome[hooks.ModelResponse]]],
+            /,
+        ) -> Outcome[hooks.ModelResponse]:
+            messages = (Message("system", "be brief"), *ctx.request.messages)
+            return await call_next(replace(ctx, request=replace(ctx.request, messages=messages)))
+
+    seen: list[list[ModelMessage]] = []
+    result = _agent([_text("ok")], [System()], seen=seen).run_sync("hi")
+    assert result.output == "ok"
+    kinds = [type(p).__name__ for m in seen[0] if isinstance(m, ModelRequest) for p in m.parts]
+    assert kinds == ["SystemPromptPart", "UserPromptPart"]
+
+
+def test_tool_retry_is_bounded_and_a_changed_retry_may_be_halted_by_the_guard() -> None:
+    class Stubborn:
+        def __init__(self) -> None:
+            self.attempts: list[int] = []
+
+        def on_tool_error(
+            self, failure: Failure[Exception], ctx: ToolContext, /
+        ) -> Retry[ToolContext]:
+            self.attempts.append(ctx.attempt)
+            return Retry(ctx)
+
+    stubborn = Stubborn()
+    ran, tool = _flaky()
+    agent = _agent(
+        [_calls(ToolCallPart("fetch", {"url": "bad"}, tool_call_id="c1"))],
+        [stubborn],
+        tools=[tool],
+        max_attempts=2,
+    )
+    with pytest.raises(Boom):
+        agent.run_sync("go")
+    assert (stubborn.attempts, ran) == ([1, 2], ["bad", "bad"])
+
+    class Elsewhere:
+        def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext] | Halt[ToolResult]:
+            if ctx.call.args["url"] == "other":
+                return Halt(ToolResult("not there either"))
+            return Cont(ctx)
+
+        def on_tool_error(
+            self, failure: Failure[Exception], ctx: ToolContext, /
+        ) -> Retry[ToolContext]:
+            return Retry(replace(ctx, call=replace(ctx.call, args={"url": "other"})))
+
+    ran, tool = _flaky()
+    seen: list[list[ModelMessage]] = []
+    agent = _agent(
+        [_calls(ToolCallPart("fetch", {"url": "bad"}, tool_call_id="c1")), _text("done")],
+        [Elsewhere()],
+        seen=seen,
+        tools=[tool],
+    )
+    assert agent.run_sync("go").output == "done"
+    assert ran == ["bad"]
+    assert _tool_returns(seen[1]) == ["not there either"]
+
+
+def test_a_tool_value_that_is_no_str_reaches_the_model_as_pydantic_ai_shows_it() -> None:
+    def numbers() -> list[int]:
+        """Some numbers."""
+        return [1, 2]
+
+    class Look:
+        def __init__(self) -> None:
+            self.results: list[str] = []
+
+        def after_tool(
+            self, outcome: Outcome[ToolResult], ctx: ToolContext, /
+        ) -> Outcome[ToolResult]:
+            match outcome:
+                case Success(result):
+                    self.results.append(result.content)
+                case _:
+                    pass
+            return outcome
+
+    look = Look()
+    seen: list[list[ModelMessage]] = []
+    agent = _agent(
+        [_calls(ToolCallPart("numbers", {}, tool_call_id="c1")), _text("done")],
+        [look],
+        seen=seen,
+        tools=[Tool(numbers)],
+    )
+    assert agent.run_sync("go").output == "done"
+    assert look.results == ["[1,2]"]
+    assert _tool_returns(seen[1]) == ["[1,2]"]
+
+
+def test_a_tool_asking_the_model_to_retry_passes_through_the_hooks() -> None:
+    from pydantic_ai import ModelRetry
+
+    asked: list[int] = []
+
+    def picky(n: int) -> str:
+        """Wants n > 0."""
+        asked.append(n)
+        if n <= 0:
+            raise ModelRetry("n must be positive")
+        return "fine"
+
+    class Errors:
+        def on_tool_error(
+            self, failure: Failure[Exception], ctx: ToolContext, /
+        ) -> Failure[Exception]:
+            raise AssertionError("a retry request is no tool error")
+
+    for extra in ([], [AsyncWrap()]):
+        asked.clear()
+        agent = _agent(
+            [
+                _calls(ToolCallPart("picky", {"n": 0}, tool_call_id="c1")),
+                _calls(ToolCallPart("picky", {"n": 1}, tool_call_id="c2")),
+                _text("done"),
+            ],
+            [Errors(), *extra],
+            tools=[Tool(picky)],
+        )
+        assert agent.run_sync("go").output == "done"
+        assert asked == [0, 1]
+
+
+def test_the_capability_names_its_callbacks() -> None:
+    assert repr(HooklineCapability([], max_attempts=2)).endswith("max_attempts=2)")
