@@ -773,7 +773,7 @@ class _Run:
         )
         match result:
             case Success(value):
-                if result is outcome and raw is not None:
+                if result is outcome and raw is not None and type(raw) is not ToolResult:
                     return raw  # the tool's own value, untouched
                 return value.content
             case Failure(error):

@@ -661,3 +661,94 @@ def test_a_tool_asking_the_model_to_retry_passes_through_the_hooks() -> None:
 
 def test_the_capability_names_its_callbacks() -> None:
     assert repr(HooklineCapability([], max_attempts=2)).endswith("max_attempts=2)")
+
+
+def test_before_model_rewriting_a_tool_result_keeps_the_rest_of_the_history() -> None:
+    class HidePages:
+        def before_model(self, ctx: ModelContext, /) -> Cont[ModelContext]:
+            messages = tuple(
+                replace(m, content="[page hidden]") if m.role == "tool" else m
+                for m in ctx.request.messages
+            )
+            return Cont(replace(ctx, request=replace(ctx.request, messages=messages)))
+
+    _, tool = _flaky()
+    seen: list[list[ModelMessage]] = []
+    queue = [_calls(ToolCallPart("fetch", {"url": "a"}, tool_call_id="c1")), _text("done")]
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        return queue.pop(0)
+
+    agent: Agent[None, str] = Agent(
+        FunctionModel(answer),
+        system_prompt="you fetch pages",
+        tools=[tool],
+        capabilities=[HooklineCapability([HidePages()])],
+    )
+    assert agent.run_sync("go").output == "done"
+    second = seen[1]
+    parts = [(type(p).__name__, getattr(p, "content", None)) for m in second for p in m.parts]
+    assert parts == [
+        ("SystemPromptPart", "you fetch pages"),
+        ("UserPromptPart", "go"),
+        ("ToolCallPart", None),
+        ("ToolReturnPart", "[page hidden]"),
+    ]
+    (call,) = [p for p in second[1].parts if isinstance(p, ToolCallPart)]
+    assert (call.tool_name, call.args, call.tool_call_id) == ("fetch", {"url": "a"}, "c1")
+
+
+def test_a_model_error_no_callback_handles_is_the_models_own() -> None:
+    class ToolsOnly:
+        def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext]:
+            return Cont(ctx)
+
+    with pytest.raises(Boom, match="overloaded"):
+        _agent([Boom("overloaded")], [ToolsOnly()]).run_sync("hi")
+
+
+def test_an_observer_is_told_a_tool_failure_with_its_error() -> None:
+    told: list[tuple[str, str, str]] = []
+
+    class Told:
+        def on_event(self, event: HookEvent, /) -> None:
+            if event.tool is not None:
+                told.append((event.point, event.outcome, type(event.error).__name__))
+
+    _, tool = _flaky()
+    agent = _agent(
+        [_calls(ToolCallPart("fetch", {"url": "bad"}, tool_call_id="c1"))], [Told()], tools=[tool]
+    )
+    with pytest.raises(Boom):
+        agent.run_sync("go")
+    assert told == [
+        ("before_tool", "cont", "NoneType"),
+        ("on_tool_error", "failure", "Boom"),
+        ("after_tool", "failure", "Boom"),
+    ]
+
+
+def test_a_tool_may_answer_with_hooklines_tool_result() -> None:
+    def rich() -> ToolResult:
+        """A hookline-aware tool."""
+        return ToolResult("rich answer")
+
+    seen: list[list[ModelMessage]] = []
+    agent = _agent(
+        [_calls(ToolCallPart("rich", {}, tool_call_id="c1")), _text("done")],
+        [audit(observer := _Count())],
+        seen=seen,
+        tools=[Tool(rich)],
+    )
+    assert agent.run_sync("go").output == "done"
+    assert observer.told > 0
+    assert _tool_returns(seen[1]) == ["rich answer"]
+
+
+class _Count:
+    def __init__(self) -> None:
+        self.told = 0
+
+    def on_event(self, event: HookEvent, /) -> None:
+        self.told += 1
