@@ -5,13 +5,31 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check bench mutate clean
+.PHONY: demo test test-langchain check bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,anthropic,schema,otel,dbos,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,anthropic,schema,otel,dbos,mcp,langchain]'
 	touch $(STAMP)
+
+# Each framework adapter is tested in an environment of its own (the frameworks'
+# dependencies differ; some pin mcp apart): hookline from this checkout (editable), the
+# framework's extra, pytest and hypothesis. The main .venv has the langchain extra too
+# (it adds packages and changes none), so mypy and basedpyright check the adapter there.
+LC_VENV  := .venv-langchain
+LC_STAMP := $(LC_VENV)/.installed
+
+$(LC_STAMP): pyproject.toml
+	test -x $(LC_VENV)/bin/python || $(PYTHON) -m venv $(LC_VENV)
+	$(LC_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LC_VENV)/bin/python -m pip install --quiet -e '.[langchain]' 'pytest>=9.2' 'hypothesis>=6.170'
+	touch $(LC_STAMP)
+
+# The scenario suite (tests/adapters) on a LangChain agent, the reference Runner beside it,
+# the example and the docs' LangChain blocks, in .venv-langchain.
+test-langchain: $(LC_STAMP)
+	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/adapters
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.quickstart
@@ -23,8 +41,9 @@ demo: $(STAMP)
 # Every test under coverage.py (branches, the processes tests start too; the floor is
 # [tool.coverage.report] fail_under in pyproject.toml), then mypy, basedpyright, ruff and
 # the import contracts (lint-imports); the target fails if any of them failed.
-test: $(STAMP)
+test: $(STAMP) $(LC_STAMP)
 	@status=0; \
+	$(MAKE) --no-print-directory test-langchain || status=1; \
 	$(BIN)/python -m coverage erase; \
 	$(BIN)/python -m coverage run -m pytest || status=1; \
 	$(BIN)/python -m coverage combine -q; \
@@ -93,7 +112,7 @@ mutate: $(STAMP)
 	exit $$status
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis mutants .coverage .coverage.* htmlcov
+	rm -rf $(VENV) $(LC_VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis mutants .coverage .coverage.* htmlcov
 
 # The score per mutated file: killed / (mutants checked), where timeouts and type-check
 # kills count as killed and a mutant no test reaches counts as a survivor.
