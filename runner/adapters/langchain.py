@@ -36,14 +36,17 @@ from typing import Any, Final, TypeVar, assert_never, cast, final
 from returns.result import Failure, Success
 
 from hooks import (
+    AFTER_AGENT,
     AFTER_MODEL,
     AFTER_TOOL,
+    BEFORE_AGENT,
     BEFORE_MODEL,
     BEFORE_TOOL,
     ON_MODEL_ERROR,
     ON_TOOL_ERROR,
     WRAP_MODEL,
     WRAP_TOOL,
+    AgentContext,
     Approve,
     BeforeResult,
     CompiledCallbacks,
@@ -79,7 +82,7 @@ from hooks import (
 )
 
 try:
-    from langchain.agents.middleware import AgentMiddleware, AgentState
+    from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
     from langchain.agents.middleware import ModelRequest as LCModelRequest
     from langchain.agents.middleware import ModelResponse as LCModelResponse
     from langchain_core.messages import (
@@ -91,6 +94,7 @@ try:
         ToolMessage,
     )
     from langgraph.prebuilt.tool_node import ToolCallRequest
+    from langgraph.runtime import Runtime
     from langgraph.types import Command, interrupt
 except ImportError as error:  # pragma: no cover - the main environment has no LangChain
     msg = (
@@ -103,6 +107,7 @@ __all__ = ["HooklineMiddleware", "hookline_middleware", "resume_value"]
 
 _log = logging.getLogger("hookline.adapters.langchain")
 R = TypeVar("R")
+M = TypeVar("M", bound=BaseMessage)
 
 # The run a tool of which is running now: a sub-agent invoked by that tool shares its state.
 _PARENT: contextvars.ContextVar[Invocation | None] = contextvars.ContextVar(
@@ -111,6 +116,10 @@ _PARENT: contextvars.ContextVar[Invocation | None] = contextvars.ContextVar(
 _SYNC_POINTS: Final = tuple(
     (p.name, p.kind)
     for p in (BEFORE_MODEL, AFTER_MODEL, ON_MODEL_ERROR, WRAP_MODEL, BEFORE_TOOL, AFTER_TOOL)
+)
+_AGENT_POINTS: Final = (
+    (BEFORE_AGENT.name, BEFORE_AGENT.kind),
+    (AFTER_AGENT.name, AFTER_AGENT.kind),
 )
 _RUNS_KEPT: Final = 1024  # runs whose state is kept (a paused one until it resumes)
 
@@ -147,6 +156,8 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             compiled.sync_chain(point_name, kind)  # an async method: refused now
         for point in (ON_TOOL_ERROR, WRAP_TOOL):
             compiled.sync_chain(point.name, point.kind)
+        for point_name, kind in _AGENT_POINTS:
+            compiled.sync_chain(point_name, kind)
         self._compiled: Final = compiled
         self._agent: Final = name
         self._max_attempts: Final = max_attempts
@@ -160,6 +171,7 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._tools: Final = any(
             compiled.defines(p) for p in (BEFORE_TOOL, AFTER_TOOL, ON_TOOL_ERROR, WRAP_TOOL)
         )
+        self._agents: Final = compiled.defines(BEFORE_AGENT) or compiled.defines(AFTER_AGENT)
         self._observed: Final = bool(compiled.sync_chain("on_event", "event").fns)
 
     @property
@@ -173,12 +185,7 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         parent = _PARENT.get()
         info = getattr(runtime, "execution_info", None)
         thread = getattr(info, "thread_id", None)
-        messages: Sequence[object] = (
-            cast("Mapping[str, Sequence[object]]", state).get("messages", ())
-            if isinstance(state, Mapping)
-            else ()
-        )
-        user = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+        user = _last(state, HumanMessage)
         key = (
             None if parent is None else parent.id,
             thread,
@@ -208,6 +215,60 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             description = getattr(tool, "description", "") or ""
             info = self._infos[name] = ToolInfo(name, description=str(description))
         return info
+
+    # -- the agent ------------------------------------------------------------------
+
+    @hook_config(can_jump_to=["end"])
+    def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """``before_agent`` on the run's user message: a ``Halt`` answers it and ends the
+        run before the model is called; a ``Cont`` with a changed message replaces it."""
+        if not self._agents and not self._observed:
+            return None
+        run = self._invocation(state, runtime)
+        user = _last(state, HumanMessage)
+        if user is None:
+            return None
+        ctx = AgentContext(run, _to_hookline(user))
+        events = _Events(self._compiled, run) if self._observed else None
+        result = _dispatch(events, "before_agent", ctx, partial(_before_agent, self._compiled, ctx))
+        match result:
+            case Cont(changed):
+                if changed.message == ctx.message:
+                    return None
+                return {"messages": [HumanMessage(changed.message.content, id=user.id)]}
+            case Halt(response):
+                return {"messages": [_ai_message(response)], "jump_to": "end"}
+            case _:
+                assert_never(result)
+
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """``after_agent`` on the run's answer (its last AI message): a changed outcome
+        replaces it; a ``Failure`` is raised."""
+        if not self._agents and not self._observed:
+            return None
+        answer = _last(state, AIMessage)
+        user = _last(state, HumanMessage)
+        if answer is None or user is None:
+            return None
+        run = self._invocation(state, runtime)
+        ctx = AgentContext(run, _to_hookline(user))
+        response = _to_response(answer)
+        events = _Events(self._compiled, run) if self._observed else None
+        outcome: Outcome[ModelResponse] = _dispatch(
+            events,
+            "after_agent",
+            ctx,
+            partial(_after, self._compiled, AFTER_AGENT, Success(response), ctx),
+        )
+        match outcome:
+            case Success(changed):
+                if changed == response:
+                    return None
+                replaced = _ai_message(changed)
+                return {"messages": [replaced.model_copy(update={"id": answer.id})]}
+            case Failure(error):
+                raise error
+        assert_never(outcome)  # pragma: no cover
 
     # -- tool calls -----------------------------------------------------------------
 
@@ -387,7 +448,7 @@ class _Events:
 def _dispatch(
     events: _Events | None,
     point: str,
-    ctx: ToolContext | ModelContext,
+    ctx: ToolContext | ModelContext | AgentContext,
     go: Callable[[Trace | None], R],
 ) -> R:
     """Run one dispatch; with observers, trace it and tell them."""
@@ -444,7 +505,7 @@ def _failure_of(result: object) -> BaseException | None:
 def _event(
     run: Invocation,
     point: str,
-    ctx: ToolContext | ModelContext,
+    ctx: ToolContext | ModelContext | AgentContext,
     tag: Any,
     *,
     clock: float,
@@ -464,7 +525,7 @@ def _event(
         tool=None if call is None else call.name,
         call_id=None if call is None else call.id,
         error=error,
-        attempt=ctx.attempt,
+        attempt=1 if isinstance(ctx, AgentContext) else ctx.attempt,
         time=started,
         callback=None if decider is None else _describe(decider),
         run_id=run.id,
@@ -535,6 +596,22 @@ def _before_tool(
     compiled: CompiledCallbacks, ctx: ToolContext, trace: Trace | None
 ) -> PausableResult[ToolContext, ToolResult]:
     return run_before(compiled, BEFORE_TOOL, ctx, trace=trace)
+
+
+def _before_agent(
+    compiled: CompiledCallbacks, ctx: AgentContext, trace: Trace | None
+) -> BeforeResult[AgentContext, ModelResponse]:
+    return run_before(compiled, BEFORE_AGENT, ctx, trace=trace)
+
+
+def _last(state: object, kind: type[M]) -> M | None:
+    """The last message of ``kind`` in an agent state's messages."""
+    messages: Sequence[object] = (
+        cast("Mapping[str, Sequence[object]]", state).get("messages", ())
+        if isinstance(state, Mapping)
+        else ()
+    )
+    return next((m for m in reversed(messages) if isinstance(m, kind)), None)
 
 
 def _before_model(
