@@ -30,6 +30,7 @@ $(LC_STAMP): pyproject.toml
 # the example and the docs' LangChain blocks, in .venv-langchain.
 test-langchain: $(LC_STAMP)
 	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/adapters
+	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/project/test_docs.py -k adapters
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.quickstart
@@ -86,6 +87,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.anthropic_adapter
 	$(BIN)/python -m benchmarks.mcp
 	$(BIN)/python -m benchmarks.matchers
+	$(BIN)/python -m benchmarks.langchain_adapter
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.

@@ -121,6 +121,7 @@ _AGENT_POINTS: Final = (
     (BEFORE_AGENT.name, BEFORE_AGENT.kind),
     (AFTER_AGENT.name, AFTER_AGENT.kind),
 )
+_MESSAGES_KEPT: Final = 4096  # converted messages kept; past it, the cache starts over
 _RUNS_KEPT: Final = 1024  # runs whose state is kept (a paused one until it resumes)
 
 
@@ -135,14 +136,24 @@ def hookline_middleware(
     is validated here (``InvalidCallbacks``); an async hook method is refused, since a
     LangChain agent invoked synchronously cannot await it.
     """
-    return HooklineMiddleware(callbacks, name=name, max_attempts=max_attempts)
+    compiled = compile_callbacks(callbacks)
+    if compiled.defines(BEFORE_AGENT) or compiled.defines(AFTER_AGENT):
+        return _AgentMiddleware(compiled, name=name, max_attempts=max_attempts)
+    return HooklineMiddleware(compiled, name=name, max_attempts=max_attempts)
 
 
-@final
 class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
-    """hookline's chains around a LangChain agent's model and tool calls."""
+    """hookline's chains around a LangChain agent's model and tool calls.
 
-    def __init__(self, callbacks: Sequence[object], /, *, name: str, max_attempts: int) -> None:
+    LangChain adds a graph node for each ``before_agent`` / ``after_agent`` a middleware
+    class defines, run at every invocation whatever it does: this class defines neither,
+    and ``hookline_middleware`` gives a subclass that does only to callbacks defining
+    ``before_agent`` or ``after_agent``.
+    """
+
+    def __init__(
+        self, callbacks: Sequence[object] | CompiledCallbacks, /, *, name: str, max_attempts: int
+    ) -> None:
         super().__init__()
         if type(max_attempts) is not int or max_attempts < 1:
             msg = f"max_attempts must be an int >= 1, got {max_attempts!r:.60}"
@@ -163,6 +174,9 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._max_attempts: Final = max_attempts
         self._runs: OrderedDict[tuple[object, ...], Invocation] = OrderedDict()
         self._infos: dict[str, ToolInfo] = {}
+        # id -> (object, its conversion): the object is held, so the id stays its own
+        self._messages: dict[int, tuple[BaseMessage, Message]] = {}
+        self._specs: dict[int, tuple[object, ToolSpec]] = {}
         # (run id, call id) -> the question of a call paused here, asked again on resume
         self._paused: dict[tuple[str, str], dict[str, object]] = {}
         self._models: Final = any(
@@ -216,7 +230,188 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             info = self._infos[name] = ToolInfo(name, description=str(description))
         return info
 
-    # -- the agent ------------------------------------------------------------------
+    # -- tool calls -----------------------------------------------------------------
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Run the tool call through hookline's tool points."""
+        run = self._invocation(request.state, getattr(request, "runtime", None))
+        if not self._tools and not self._observed:
+            return _under(run, request, handler)
+        raw = request.tool_call
+        name = raw["name"]
+        info = self._info(request.tool, name)
+        compiled = self._compiled.for_tool(info)
+        call = ToolCall(raw.get("id") or "", name, dict(raw.get("args", {})))
+        ctx = ToolContext(run, call, 1, self._max_attempts)
+        events = _Events(compiled, run) if self._observed else None
+
+        answered: dict[int, ToolMessage] = {}  # id(result) -> the tool's own message
+
+        def operation(attempt: ToolContext) -> Outcome[ToolResult]:
+            if type(attempt.decision) is Reject:
+                return Success(ToolResult(attempt.decision.message, is_error=True))
+            c = attempt.call
+            changed = request
+            if c is not call:
+                changed = request.override(
+                    tool_call={
+                        "name": c.name,
+                        "args": dict(c.args),
+                        "id": c.id,
+                        "type": "tool_call",
+                    }
+                )
+            answer = _under(run, changed, handler)
+            result = _tool_result(answer)
+            if isinstance(answer, ToolMessage) and c is call:
+                answered[id(result)] = answer
+            return Success(result)
+
+        before = self._before_tool(compiled, ctx, events)
+        if not isinstance(before, ToolContext):
+            return _tool_message(before, call)
+        ctx = before
+        outcome = _attempts(
+            compiled,
+            (WRAP_TOOL, ON_TOOL_ERROR, AFTER_TOOL),
+            ctx,
+            operation,
+            events=events,
+            again=lambda changed: self._before_tool(compiled, changed, events),
+        )
+        match outcome:
+            case Success(result):
+                own = answered.get(id(result))  # unchanged by the hooks: the tool's own
+                return _tool_message(result, ctx.call) if own is None else own
+            case Failure(error):
+                text = f"{type(error).__name__}: {error}"
+                return _tool_message(ToolResult(text, is_error=True), ctx.call)
+        raise AssertionError(outcome)  # pragma: no cover
+
+    def _before_tool(
+        self, compiled: CompiledCallbacks, ctx: ToolContext, events: _Events | None
+    ) -> ToolContext | ToolResult:
+        """``before_tool`` until it lets the call through or answers it; a ``Pause`` is an
+        ``interrupt()`` whose resume value is the human's decision (``resume_value``)."""
+        paused = (ctx.invocation.id, ctx.call.id)
+        if paused in self._paused:  # resumed: the answer is waiting, ask it first
+            ctx = _decided(ctx, interrupt(self._paused[paused]))
+        while True:
+            result = _dispatch(events, "before_tool", ctx, partial(_before_tool, compiled, ctx))
+            match result:
+                case Cont(changed):
+                    self._paused.pop(paused, None)
+                    return changed
+                case Halt(value):
+                    self._paused.pop(paused, None)
+                    return value
+                case Pause(reason):
+                    question: dict[str, object] = {
+                        "hookline": "pause",
+                        "reason": reason,
+                        "tool": ctx.call.name,
+                        "args": dict(ctx.call.args),
+                        "id": ctx.call.id,
+                    }
+                    self._paused[paused] = question
+                    ctx = _decided(ctx, interrupt(question))
+
+    # -- model calls ----------------------------------------------------------------
+
+    def wrap_model_call(
+        self,
+        request: LCModelRequest[Any],
+        handler: Callable[[LCModelRequest[Any]], LCModelResponse[Any]],
+    ) -> LCModelResponse[Any] | AIMessage:
+        """Run the model call through hookline's model points."""
+        if not self._models and not self._observed:
+            return handler(request)
+        run = self._invocation(request.state, request.runtime)
+        compiled = self._compiled
+        hl_request = ModelRequest(
+            tuple(map(self._message, _with_system(request))), tuple(map(self._spec, request.tools))
+        )
+        answered: dict[int, AIMessage] = {}  # id(response) -> the model's own message
+        ctx = ModelContext(run, hl_request, 1, self._max_attempts)
+        events = _Events(compiled, run) if self._observed else None
+
+        def operation(attempt: ModelContext) -> Outcome[ModelResponse]:
+            changed = request
+            if attempt.request is not hl_request:
+                system, messages = _from_hookline(attempt.request.messages)
+                changed = request.override(messages=messages, system_message=system)
+            answer = handler(changed)
+            answers = [m for m in answer.result if isinstance(m, AIMessage)]
+            if len(answers) != 1 or len(answer.result) != 1:
+                msg = (
+                    "hookline's model hooks take one AIMessage per model call; the handler "
+                    f"answered {[type(m).__name__ for m in answer.result]}"
+                )
+                raise TypeError(msg)
+            response = _to_response(answers[0])
+            answered[id(response)] = answers[0]
+            return Success(response)
+
+        def before(changed: ModelContext) -> ModelContext | ModelResponse:
+            result = _dispatch(
+                events, "before_model", changed, partial(_before_model, compiled, changed)
+            )
+            match result:
+                case Cont(next_ctx):
+                    return next_ctx
+                case Halt(value):
+                    return value
+                case _:
+                    assert_never(result)
+
+        first = before(ctx)
+        if isinstance(first, ModelResponse):
+            return _ai_message(first)
+        outcome = _attempts(
+            compiled,
+            (WRAP_MODEL, ON_MODEL_ERROR, AFTER_MODEL),
+            first,
+            operation,
+            events=events,
+            again=before,
+        )
+        match outcome:
+            case Success(response):
+                own = answered.get(id(response))  # unchanged by the hooks: the model's own
+                return _ai_message(response) if own is None else own
+            case Failure(error):
+                raise error
+        raise AssertionError(outcome)  # pragma: no cover
+
+    def _message(self, message: BaseMessage) -> Message:
+        """``message`` as hooks see it, converted once per message object."""
+        key = id(message)
+        kept = self._messages.get(key)
+        if kept is not None and kept[0] is message:
+            return kept[1]
+        converted = _to_hookline(message)
+        if len(self._messages) >= _MESSAGES_KEPT:
+            self._messages.clear()
+        self._messages[key] = (message, converted)
+        return converted
+
+    def _spec(self, tool: object) -> ToolSpec:
+        """``tool`` as a hook's request lists it, converted once per tool object."""
+        kept = self._specs.get(id(tool))
+        if kept is not None and kept[0] is tool:
+            return kept[1]
+        spec = _spec(tool)
+        self._specs[id(tool)] = (tool, spec)
+        return spec
+
+
+@final
+class _AgentMiddleware(HooklineMiddleware):
+    """``HooklineMiddleware`` with hookline's agent points as LangChain's agent hooks."""
 
     @hook_config(can_jump_to=["end"])
     def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -269,146 +464,6 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             case Failure(error):
                 raise error
         assert_never(outcome)  # pragma: no cover
-
-    # -- tool calls -----------------------------------------------------------------
-
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
-        """Run the tool call through hookline's tool points."""
-        run = self._invocation(request.state, getattr(request, "runtime", None))
-        if not self._tools and not self._observed:
-            return _under(run, request, handler)
-        raw = request.tool_call
-        name = raw["name"]
-        info = self._info(request.tool, name)
-        compiled = self._compiled.for_tool(info)
-        call = ToolCall(raw.get("id") or "", name, dict(raw.get("args", {})))
-        ctx = ToolContext(run, call, 1, self._max_attempts)
-        events = _Events(compiled, run) if self._observed else None
-
-        def operation(attempt: ToolContext) -> Outcome[ToolResult]:
-            if type(attempt.decision) is Reject:
-                return Success(ToolResult(attempt.decision.message, is_error=True))
-            c = attempt.call
-            changed = request.override(
-                tool_call={"name": c.name, "args": dict(c.args), "id": c.id, "type": "tool_call"}
-            )
-            return Success(_tool_result(_under(run, changed, handler)))
-
-        before = self._before_tool(compiled, ctx, events)
-        if not isinstance(before, ToolContext):
-            return _tool_message(before, call)
-        ctx = before
-        outcome = _attempts(
-            compiled,
-            (WRAP_TOOL, ON_TOOL_ERROR, AFTER_TOOL),
-            ctx,
-            operation,
-            events=events,
-            again=lambda changed: self._before_tool(compiled, changed, events),
-        )
-        match outcome:
-            case Success(result):
-                return _tool_message(result, ctx.call)
-            case Failure(error):
-                text = f"{type(error).__name__}: {error}"
-                return _tool_message(ToolResult(text, is_error=True), ctx.call)
-        raise AssertionError(outcome)  # pragma: no cover
-
-    def _before_tool(
-        self, compiled: CompiledCallbacks, ctx: ToolContext, events: _Events | None
-    ) -> ToolContext | ToolResult:
-        """``before_tool`` until it lets the call through or answers it; a ``Pause`` is an
-        ``interrupt()`` whose resume value is the human's decision (``resume_value``)."""
-        paused = (ctx.invocation.id, ctx.call.id)
-        if paused in self._paused:  # resumed: the answer is waiting, ask it first
-            ctx = _decided(ctx, interrupt(self._paused[paused]))
-        while True:
-            result = _dispatch(events, "before_tool", ctx, partial(_before_tool, compiled, ctx))
-            match result:
-                case Cont(changed):
-                    self._paused.pop(paused, None)
-                    return changed
-                case Halt(value):
-                    self._paused.pop(paused, None)
-                    return value
-                case Pause(reason):
-                    question: dict[str, object] = {
-                        "hookline": "pause",
-                        "reason": reason,
-                        "tool": ctx.call.name,
-                        "args": dict(ctx.call.args),
-                        "id": ctx.call.id,
-                    }
-                    self._paused[paused] = question
-                    ctx = _decided(ctx, interrupt(question))
-
-    # -- model calls ----------------------------------------------------------------
-
-    def wrap_model_call(
-        self,
-        request: LCModelRequest[Any],
-        handler: Callable[[LCModelRequest[Any]], LCModelResponse[Any]],
-    ) -> LCModelResponse[Any] | AIMessage:
-        """Run the model call through hookline's model points."""
-        if not self._models and not self._observed:
-            return handler(request)
-        run = self._invocation(request.state, request.runtime)
-        compiled = self._compiled
-        hl_request = ModelRequest(
-            tuple(_to_hookline(m) for m in _with_system(request)),
-            tuple(_spec(t) for t in request.tools),
-        )
-        ctx = ModelContext(run, hl_request, 1, self._max_attempts)
-        events = _Events(compiled, run) if self._observed else None
-
-        def operation(attempt: ModelContext) -> Outcome[ModelResponse]:
-            changed = request
-            if attempt.request is not hl_request:
-                system, messages = _from_hookline(attempt.request.messages)
-                changed = request.override(messages=messages, system_message=system)
-            answer = handler(changed)
-            answers = [m for m in answer.result if isinstance(m, AIMessage)]
-            if len(answers) != 1 or len(answer.result) != 1:
-                msg = (
-                    "hookline's model hooks take one AIMessage per model call; the handler "
-                    f"answered {[type(m).__name__ for m in answer.result]}"
-                )
-                raise TypeError(msg)
-            return Success(_to_response(answers[0]))
-
-        def before(changed: ModelContext) -> ModelContext | ModelResponse:
-            result = _dispatch(
-                events, "before_model", changed, partial(_before_model, compiled, changed)
-            )
-            match result:
-                case Cont(next_ctx):
-                    return next_ctx
-                case Halt(value):
-                    return value
-                case _:
-                    assert_never(result)
-
-        first = before(ctx)
-        if isinstance(first, ModelResponse):
-            return _ai_message(first)
-        outcome = _attempts(
-            compiled,
-            (WRAP_MODEL, ON_MODEL_ERROR, AFTER_MODEL),
-            first,
-            operation,
-            events=events,
-            again=before,
-        )
-        match outcome:
-            case Success(response):
-                return _ai_message(response)
-            case Failure(error):
-                raise error
-        raise AssertionError(outcome)  # pragma: no cover
 
 
 # -- one guarded operation ----------------------------------------------------------

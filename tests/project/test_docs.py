@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass, replace
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Final
 
@@ -99,8 +100,21 @@ def example() -> Block:
     )
 
 
+# Pages whose blocks need a framework's extra: they run where it imports (its own
+# environment: `make test-langchain` runs this module's blocks of docs/adapters.md).
+NEEDS: Final = {"adapters.md": "langchain"}
+
+
+def _runnable(block: Block) -> object:
+    module = NEEDS.get(block.path.name)
+    if module is None or find_spec(module) is not None:
+        return pytest.param(block, id=block.name)
+    reason = f"needs {module}: runs in its environment (make test-{module})"
+    return pytest.param(block, id=block.name, marks=pytest.mark.skip(reason=reason))
+
+
 @pytest.mark.subprocess  # each block in a fresh interpreter: the slow lane
-@pytest.mark.parametrize("block", programs(), ids=lambda block: block.name)
+@pytest.mark.parametrize("block", [_runnable(block) for block in programs()])
 def test_python_block_runs(block: Block, tmp_path: Path) -> None:
     """The block runs to its end: every assert in it holds, no warning is raised."""
     run(block, tmp_path)
