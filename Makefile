@@ -5,18 +5,35 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check bench mutate clean test-pydantic-ai
-
-# The pydantic-ai adapter's tests run in an environment of their own (the frameworks'
-# dependency sets differ): hookline editable from this checkout, its extra, pytest.
-PA_VENV  := .venv-pydantic-ai
-PA_STAMP := $(PA_VENV)/.installed
+.PHONY: demo test test-langchain test-pydantic-ai check bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,anthropic,schema,otel,dbos,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,anthropic,schema,otel,dbos,mcp,langchain,pydantic-ai]'
 	touch $(STAMP)
+
+# Each framework adapter is tested in an environment of its own (the frameworks'
+# dependencies differ; some pin mcp apart): hookline from this checkout (editable), the
+# framework's extra, pytest and hypothesis. The main .venv has the langchain and
+# pydantic-ai extras too (they add packages and change none), so mypy and basedpyright
+# check the adapters there.
+LC_VENV  := .venv-langchain
+LC_STAMP := $(LC_VENV)/.installed
+PA_VENV  := .venv-pydantic-ai
+PA_STAMP := $(PA_VENV)/.installed
+
+$(LC_STAMP): pyproject.toml
+	test -x $(LC_VENV)/bin/python || $(PYTHON) -m venv $(LC_VENV)
+	$(LC_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LC_VENV)/bin/python -m pip install --quiet -e '.[langchain]' 'pytest>=9.2' 'hypothesis>=6.170'
+	touch $(LC_STAMP)
+
+# The scenario suite (tests/adapters) on a LangChain agent, the reference Runner beside it,
+# the example and the docs' LangChain blocks, in .venv-langchain.
+test-langchain: $(LC_STAMP)
+	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/adapters
+	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/project/test_docs.py -k adapters
 
 $(PA_STAMP): pyproject.toml
 	test -x $(PA_VENV)/bin/python || $(PYTHON) -m venv $(PA_VENV)
@@ -24,10 +41,12 @@ $(PA_STAMP): pyproject.toml
 	$(PA_VENV)/bin/python -m pip install --quiet -e '.[pydantic-ai]' 'pytest>=9.2' 'hypothesis>=6.170'
 	touch $(PA_STAMP)
 
-# The scenario suite and the capability's own tests on pydantic-ai; the docs' adapter
-# page's code blocks run there too (tests/adapters/pydantic_ai/test_docs.py).
+# The scenario suite (tests/adapters) on a pydantic-ai agent, the reference Runner beside
+# it, the capability's own tests and benchmark, the docs' pydantic-ai blocks, in
+# .venv-pydantic-ai.
 test-pydantic-ai: $(PA_STAMP)
-	$(PA_VENV)/bin/python -m pytest -q tests/adapters/pydantic_ai
+	$(PA_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/adapters
+	$(PA_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/project/test_docs.py -k adapters
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.quickstart
@@ -39,8 +58,10 @@ demo: $(STAMP)
 # Every test under coverage.py (branches, the processes tests start too; the floor is
 # [tool.coverage.report] fail_under in pyproject.toml), then mypy, basedpyright, ruff and
 # the import contracts (lint-imports); the target fails if any of them failed.
-test: $(STAMP)
+test: $(STAMP) $(LC_STAMP) $(PA_STAMP)
 	@status=0; \
+	$(MAKE) --no-print-directory test-langchain || status=1; \
+	$(MAKE) --no-print-directory test-pydantic-ai || status=1; \
 	$(BIN)/python -m coverage erase; \
 	$(BIN)/python -m coverage run -m pytest || status=1; \
 	$(BIN)/python -m coverage combine -q; \
@@ -50,7 +71,6 @@ test: $(STAMP)
 	$(BIN)/python -m ruff check . || status=1; \
 	$(BIN)/python -m ruff format --check . || status=1; \
 	$(BIN)/lint-imports || status=1; \
-	$(MAKE) --no-print-directory test-pydantic-ai || status=1; \
 	exit $$status
 
 # The fast lane (under a minute on two cores): the tests not marked slow (no durable,
@@ -84,6 +104,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.anthropic_adapter
 	$(BIN)/python -m benchmarks.mcp
 	$(BIN)/python -m benchmarks.matchers
+	$(BIN)/python -m benchmarks.langchain_adapter
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.
@@ -110,7 +131,7 @@ mutate: $(STAMP)
 	exit $$status
 
 clean:
-	rm -rf $(VENV) $(PA_VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis mutants .coverage .coverage.* htmlcov
+	rm -rf $(VENV) $(LC_VENV) $(PA_VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis mutants .coverage .coverage.* htmlcov
 
 # The score per mutated file: killed / (mutants checked), where timeouts and type-check
 # kills count as killed and a mutant no test reaches counts as a survivor.

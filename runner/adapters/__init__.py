@@ -1,7 +1,7 @@
-"""hookline callbacks guarding other frameworks' agents, one submodule per framework.
+"""Adapters: hookline callbacks guarding other frameworks' agents.
 
-Importing ``runner`` never imports a framework: each adapter is a submodule of its own,
-importable only with its extra installed (``runner.adapters.pydantic_ai`` needs
-``pip install 'hookline[pydantic-ai]'``, ``runner.adapters.langchain`` needs
-``pip install 'hookline[langchain]'``).
+Each adapter is a public submodule with its own extra, imported by name
+(``runner.adapters.langchain`` needs ``hookline[langchain]``,
+``runner.adapters.pydantic_ai`` needs ``hookline[pydantic-ai]``); importing ``runner`` or
+this package imports no framework.
 """

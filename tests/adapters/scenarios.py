@@ -371,7 +371,8 @@ def budget_across_sub_agents(harness: Harness) -> None:
     )
     report = harness.run(agent, "research", [guard(Budget(tool_calls=3))])
     assert report.text == "over budget"
-    assert log == [("search", {"query": "a"}), ("search", {"query": "b"})]
+    # a framework may run one turn's calls at once: their order is not the verb's
+    assert sorted(log, key=repr) == [("search", {"query": "a"}), ("search", {"query": "b"})]
     assert report.tool_results[0] == ("researcher", "found")
     name, content = report.tool_results[1]
     assert name == "search"

@@ -36,8 +36,6 @@ FENCE: Final = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.
 LANGUAGES: Final = frozenset({"python", "bash", "text", "toml", "yaml"})
 LINK: Final = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 README_MAX_LINES: Final = 200
-# An adapter's framework (its import name) -> the make target whose environment has it.
-ADAPTERS: Final = {"pydantic_ai": "test-pydantic-ai"}
 
 
 @dataclass(frozen=True)
@@ -102,15 +100,33 @@ def example() -> Block:
     )
 
 
+# Blocks that import an adapter's framework run where it imports: its own environment
+# (`make test-langchain` / `make test-pydantic-ai` run this module's blocks of
+# docs/adapters.md), and the main one, which has both extras.
+NEEDS: Final = {"langchain": "test-langchain", "pydantic_ai": "test-pydantic-ai"}
+
+
+def _needs(block: Block) -> list[str]:
+    """The frameworks ``block`` imports."""
+    return [
+        module
+        for module in NEEDS
+        if re.search(rf"^\s*(?:from|import) {module}\b", block.code, re.MULTILINE)
+    ]
+
+
+def _runnable(block: Block) -> object:
+    missing = [module for module in _needs(block) if find_spec(module) is None]
+    if not missing:
+        return pytest.param(block, id=block.name)
+    reason = f"needs {missing[0]}: runs in its environment (make {NEEDS[missing[0]]})"
+    return pytest.param(block, id=block.name, marks=pytest.mark.skip(reason=reason))
+
+
 @pytest.mark.subprocess  # each block in a fresh interpreter: the slow lane
-@pytest.mark.parametrize("block", programs(), ids=lambda block: block.name)
+@pytest.mark.parametrize("block", [_runnable(block) for block in programs()])
 def test_python_block_runs(block: Block, tmp_path: Path) -> None:
-    """The block runs to its end: every assert in it holds, no warning is raised. A block
-    of an adapter whose framework this environment lacks runs in the adapter's own
-    (``make test-pydantic-ai``: tests/adapters/pydantic_ai/test_docs.py)."""
-    for module, target in ADAPTERS.items():
-        if module in block.code and find_spec(module) is None:
-            pytest.skip(f"{block.name} needs {module}: it runs in `make {target}`")
+    """The block runs to its end: every assert in it holds, no warning is raised."""
     run(block, tmp_path)
 
 
