@@ -116,7 +116,7 @@ def _seen(messages: list[ModelMessage]) -> list[str]:
 
 async def check(agents: dict[str, Agent[None, str]]) -> None:
     """Each contender answers the same and its model read the same tool results."""
-    found = set()
+    found: set[tuple[str, tuple[str, ...]]] = set()
     for name, each in agents.items():
         result = await each.run("look them up")
         found.add((result.output, tuple(sorted(_seen(result.all_messages())))))
@@ -144,7 +144,7 @@ def _p10(values: list[int]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Time the contenders and print each one's ratio to ``bare``; 0 when they agree."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: few runs")
     parser.add_argument("--runs", type=int, default=None, help="runs per contender")
     args = parser.parse_args(argv)
