@@ -136,6 +136,7 @@ _CURRENT: Final[contextvars.ContextVar[Invocation | None]] = contextvars.Context
 )
 _UNMAPPED: Final = (BEFORE_AGENT, AFTER_AGENT)
 _TOOL_POINTS: Final = (BEFORE_TOOL, WRAP_TOOL, ON_TOOL_ERROR, AFTER_TOOL)
+_POINTS: Final = (BEFORE_MODEL, WRAP_MODEL, ON_MODEL_ERROR, AFTER_MODEL, *_TOOL_POINTS)
 
 
 def deferred_results(decisions: Mapping[str, Decision], /) -> DeferredToolResults:
@@ -212,12 +213,15 @@ class HooklineCapability(AbstractCapability[Any]):
         self._callbacks: Final = compiled
         self._max_attempts: Final = max_attempts
         self._run: _Run | None = None
+        # per agent name: the list as that agent dispatches it, decided once (the copies
+        # for_run makes share it)
+        self._setups: Final[dict[str, _Setup]] = {}
 
     async def for_run(self, ctx: RunContext[Any]) -> HooklineCapability:
         """A copy for one run, holding its invocation (shared with the parent run's when
         this run is a sub-agent's)."""
         fresh = copy.copy(self)
-        fresh._run = _Run(self._callbacks, self._max_attempts, ctx, _CURRENT.get())
+        fresh._run = _Run(self._setup(ctx), self._max_attempts, ctx, _CURRENT.get())
         return fresh
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: Any) -> Any:
@@ -278,8 +282,15 @@ class HooklineCapability(AbstractCapability[Any]):
     def _runner(self, ctx: RunContext[Any]) -> _Run:
         run = self._run
         if run is None:  # a hook called outside a run pydantic-ai started: one of its own
-            run = self._run = _Run(self._callbacks, self._max_attempts, ctx, _CURRENT.get())
+            run = self._run = _Run(self._setup(ctx), self._max_attempts, ctx, _CURRENT.get())
         return run
+
+    def _setup(self, ctx: RunContext[Any]) -> _Setup:
+        name = _agent_name(ctx)
+        setup = self._setups.get(name)
+        if setup is None:
+            setup = self._setups[name] = _Setup(self._callbacks.for_agent(name))
+        return setup
 
     def __repr__(self) -> str:
         return f"HooklineCapability({self._callbacks!r}, max_attempts={self._max_attempts})"
@@ -328,6 +339,24 @@ async def _wrapped(
     return await asyncio.to_thread(run_wrap, callbacks, point, ctx, call, trace=trace)
 
 
+def _agent_name(ctx: RunContext[Any]) -> str:
+    agent = ctx.agent
+    return (agent.name if agent is not None else None) or "agent"
+
+
+class _Setup:
+    """One agent's callbacks as its runs dispatch them: the list, its observers, the
+    points some callback defines."""
+
+    __slots__ = ("callbacks", "defined", "observers")
+
+    def __init__(self, callbacks: CompiledCallbacks) -> None:
+        self.callbacks: Final = callbacks
+        chain = callbacks.chain("on_event", "event")
+        self.observers: Final = tuple(zip(chain.fns, chain.asyncs, chain.owners, strict=True))
+        self.defined: Final = frozenset(point.name for point in _POINTS if callbacks.defines(point))
+
+
 @dataclass(slots=True)
 class _ModelCall:
     """One model request's hookline side: its context and what a Retry asked for."""
@@ -341,9 +370,9 @@ class _Run:
     """One pydantic-ai run as hookline's callbacks see it: its invocation and dispatches."""
 
     __slots__ = (
-        "asked",
         "callbacks",
         "converted",
+        "defined",
         "invocation",
         "max_attempts",
         "model_call",
@@ -353,13 +382,12 @@ class _Run:
 
     def __init__(
         self,
-        callbacks: CompiledCallbacks,
+        setup: _Setup,
         max_attempts: int,
         ctx: RunContext[Any],
         parent: Invocation | None,
     ) -> None:
-        agent = ctx.agent
-        name = (agent.name if agent is not None else None) or "agent"
+        name = _agent_name(ctx)
         self.tools: dict[str, ToolInfo] = {}
         self.invocation: Final = Invocation(
             id=ctx.run_id or uuid.uuid4().hex,
@@ -370,13 +398,11 @@ class _Run:
             state=State() if parent is None else parent.state,
             tools=self.tools,
         )
-        self.callbacks: Final = callbacks.for_agent(name)
+        self.callbacks: Final = setup.callbacks
+        self.defined: Final = setup.defined
+        self.observers: Final = setup.observers
         self.max_attempts: Final = max_attempts
         self.model_call: _ModelCall | None = None
-        chain = self.callbacks.chain("on_event", "event")
-        self.observers: Final = tuple(zip(chain.fns, chain.asyncs, chain.owners, strict=True))
-        # per list (the run's, or its view for one tool) and points: whether to dispatch
-        self.asked: dict[tuple[int, tuple[str, ...]], tuple[CompiledCallbacks, bool]] = {}
         # each message of the run's history as hookline's, by identity (the history only
         # grows, so a request converts its new messages only)
         self.converted: dict[int, tuple[object, list[tuple[Message, object]]]] = {}
@@ -449,14 +475,10 @@ class _Run:
         defines one, or an observer (told of every dispatch). Without, it is skipped."""
         if self.observers:
             return True
-        key = (id(callbacks), tuple(point.name for point in points))
-        known = self.asked.get(key)
-        if known is None or known[0] is not callbacks:
-            known = self.asked[key] = (
-                callbacks,
-                any(callbacks.defines(point) for point in points),
-            )
-        return known[1]
+        if callbacks is self.callbacks:
+            defined = self.defined
+            return any(point.name in defined for point in points)
+        return any(callbacks.defines(point) for point in points)  # a tool's view
 
     def _messages(self, messages: Sequence[pa.ModelMessage]) -> list[tuple[Message, object]]:
         """``messages`` as hookline's, each with its source; converted once per run."""
@@ -665,6 +687,17 @@ class _Run:
         ctx, halted = await self._before_tool(callbacks, ctx)
         if halted is not None:
             return await self._after_tool(callbacks, ctx, Success(halted), raw=None)
+        if type(ctx.decision) is not Reject and not self._asks(callbacks, *_TOOL_POINTS[1:]):
+            return await handler(dict(ctx.call.args))  # nothing wraps, recovers or reads it
+        return await self._attempts(callbacks, ctx, handler)
+
+    async def _attempts(
+        self,
+        callbacks: CompiledCallbacks,
+        ctx: ToolContext,
+        handler: Callable[[dict[str, Any]], Awaitable[Any]],
+    ) -> Any:
+        """The call's attempts (wraps and tool, error hooks, retries), then ``after_tool``."""
         while True:
             outcome, raw = await self._attempt(callbacks, ctx, handler)
             if isinstance(outcome, Success):

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow  # it runs a whole benchmark, quickly
 def test_pydantic_ai_adapter_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert pydantic_ai_adapter.main(["--quick"]) == 0
     out = capsys.readouterr().out
-    for name in ("bare", "guarded", "audited"):
+    for name in ("bare", "passthrough", "guarded", "audited"):
         assert f"  {name} " in out
     assert "guarded / bare (p10)" in out
 
