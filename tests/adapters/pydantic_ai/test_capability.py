@@ -408,14 +408,16 @@ class Misspelled:
         ([AgentHook()], "cannot run agent hooks"),
         ([SyncWrap(), AsyncWrap()], "plain def beside async def wraps"),
         ([Misspelled()], "before_tool"),
+        ("guards", "a list or tuple"),
+        ([object], "pass an instance"),
     ],
-    ids=["agent-hook", "mixed-wraps", "misspelled"],
+    ids=["agent-hook", "mixed-wraps", "misspelled", "not-a-list", "a-class"],
 )
 def test_what_cannot_run_is_refused_when_the_capability_is_made(
-    callbacks: list[object], match: str
+    callbacks: object, match: str
 ) -> None:
     with pytest.raises(InvalidCallbacks, match=match):
-        HooklineCapability(callbacks)
+        HooklineCapability(callbacks)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("given", "error"), [(0, ValueError), ("3", TypeError), (True, TypeError)])
