@@ -5,12 +5,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check bench mutate clean
+.PHONY: demo test test-langchain test-pydantic-ai check bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,anthropic,schema,otel,dbos,mcp,web]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,benchmark,openai,anthropic,schema,otel,dbos,mcp,web,langchain,pydantic-ai]'
 	$(MAKE) --no-print-directory browser
 	touch $(STAMP)
 
@@ -25,6 +25,42 @@ browser:
 		|| { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }; \
 	else echo "the browser tests need chromium and chromium-driver: apt-get install -y chromium chromium-driver (as root)"; fi
 
+
+# Each framework adapter is tested in an environment of its own (the frameworks'
+# dependencies differ; some pin mcp apart): hookline from this checkout (editable), the
+# framework's extra, pytest and hypothesis. The main .venv has the langchain and
+# pydantic-ai extras too (they add packages and change none), so mypy and basedpyright
+# check the adapters there.
+LC_VENV  := .venv-langchain
+LC_STAMP := $(LC_VENV)/.installed
+PA_VENV  := .venv-pydantic-ai
+PA_STAMP := $(PA_VENV)/.installed
+
+$(LC_STAMP): pyproject.toml
+	test -x $(LC_VENV)/bin/python || $(PYTHON) -m venv $(LC_VENV)
+	$(LC_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LC_VENV)/bin/python -m pip install --quiet -e '.[langchain]' 'pytest>=9.2' 'hypothesis>=6.170'
+	touch $(LC_STAMP)
+
+# The scenario suite (tests/adapters) on a LangChain agent, the reference Runner beside it,
+# the example and the docs' LangChain blocks, in .venv-langchain.
+test-langchain: $(LC_STAMP)
+	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/adapters
+	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/project/test_docs.py -k adapters
+
+$(PA_STAMP): pyproject.toml
+	test -x $(PA_VENV)/bin/python || $(PYTHON) -m venv $(PA_VENV)
+	$(PA_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PA_VENV)/bin/python -m pip install --quiet -e '.[pydantic-ai]' 'pytest>=9.2' 'hypothesis>=6.170'
+	touch $(PA_STAMP)
+
+# The scenario suite (tests/adapters) on a pydantic-ai agent, the reference Runner beside
+# it, the capability's own tests and benchmark, the docs' pydantic-ai blocks, in
+# .venv-pydantic-ai.
+test-pydantic-ai: $(PA_STAMP)
+	$(PA_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/adapters
+	$(PA_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/project/test_docs.py -k adapters
+
 demo: $(STAMP)
 	$(BIN)/python -m examples.quickstart
 	$(BIN)/python -m examples.streaming
@@ -37,8 +73,10 @@ demo: $(STAMP)
 # Every test under coverage.py (branches, the processes tests start too; the floor is
 # [tool.coverage.report] fail_under in pyproject.toml), then mypy, basedpyright, ruff and
 # the import contracts (lint-imports); the target fails if any of them failed.
-test: $(STAMP)
+test: $(STAMP) $(LC_STAMP) $(PA_STAMP)
 	@status=0; \
+	$(MAKE) --no-print-directory test-langchain || status=1; \
+	$(MAKE) --no-print-directory test-pydantic-ai || status=1; \
 	$(BIN)/python -m coverage erase; \
 	$(BIN)/python -m coverage run -m pytest || status=1; \
 	$(BIN)/python -m coverage combine -q; \
@@ -83,6 +121,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.mcp
 	$(BIN)/python -m benchmarks.matchers
 	$(BIN)/python -m benchmarks.agui
+	$(BIN)/python -m benchmarks.langchain_adapter
 
 # Mutation testing with mutmut ([tool.mutmut] in pyproject.toml says what is mutated);
 # slow, so not part of `make test`. Runs resume: mutmut retests only what changed.
@@ -109,7 +148,7 @@ mutate: $(STAMP)
 	exit $$status
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis mutants .coverage .coverage.* htmlcov
+	rm -rf $(VENV) $(LC_VENV) $(PA_VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis mutants .coverage .coverage.* htmlcov
 
 # The score per mutated file: killed / (mutants checked), where timeouts and type-check
 # kills count as killed and a mutant no test reaches counts as a survivor.

@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass, replace
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Final
 
@@ -99,8 +100,31 @@ def example() -> Block:
     )
 
 
+# Blocks that import an adapter's framework run where it imports: its own environment
+# (`make test-langchain` / `make test-pydantic-ai` run this module's blocks of
+# docs/adapters.md), and the main one, which has both extras.
+NEEDS: Final = {"langchain": "test-langchain", "pydantic_ai": "test-pydantic-ai"}
+
+
+def _needs(block: Block) -> list[str]:
+    """The frameworks ``block`` imports."""
+    return [
+        module
+        for module in NEEDS
+        if re.search(rf"^\s*(?:from|import) {module}\b", block.code, re.MULTILINE)
+    ]
+
+
+def _runnable(block: Block) -> object:
+    missing = [module for module in _needs(block) if find_spec(module) is None]
+    if not missing:
+        return pytest.param(block, id=block.name)
+    reason = f"needs {missing[0]}: runs in its environment (make {NEEDS[missing[0]]})"
+    return pytest.param(block, id=block.name, marks=pytest.mark.skip(reason=reason))
+
+
 @pytest.mark.subprocess  # each block in a fresh interpreter: the slow lane
-@pytest.mark.parametrize("block", programs(), ids=lambda block: block.name)
+@pytest.mark.parametrize("block", [_runnable(block) for block in programs()])
 def test_python_block_runs(block: Block, tmp_path: Path) -> None:
     """The block runs to its end: every assert in it holds, no warning is raised."""
     run(block, tmp_path)

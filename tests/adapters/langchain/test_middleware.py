@@ -1,0 +1,232 @@
+"""hookline_middleware's own rules: what it refuses, and the points the scenarios leave out."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from hooks import (
+    AgentContext,
+    Approve,
+    Cont,
+    Edit,
+    Failure,
+    Halt,
+    HookEvent,
+    InvalidCallbacks,
+    ModelContext,
+    ModelResponse,
+    Outcome,
+    Reject,
+    Respond,
+    Retry,
+    Success,
+    ToolContext,
+    ToolResult,
+)
+from runner.adapters.langchain import hookline_middleware, resume_value
+from tests.adapters.harness import AgentSpec, Call, ModelDown, ToolFailed, Turn
+from tests.adapters.langchain.harness import build
+
+
+def _invoke(spec: AgentSpec, callbacks: list[object], content: Any = "hi") -> dict[str, Any]:
+    agent = build(spec, callbacks)
+    state: dict[str, Any] = agent.invoke(
+        {"messages": [HumanMessage(content)]}, {"configurable": {"thread_id": "t"}}
+    )
+    return state
+
+
+def test_max_attempts_and_name_are_checked() -> None:
+    """max_attempts below 1 is a ValueError; an empty name a TypeError."""
+    with pytest.raises(ValueError, match="max_attempts must be an int >= 1, got 0"):
+        hookline_middleware([], max_attempts=0)
+    with pytest.raises(TypeError, match="name must be a non-empty str"):
+        hookline_middleware([], name="")
+
+
+def test_an_async_hook_is_refused_at_construction() -> None:
+    """A LangChain agent invoked synchronously cannot await a hook: refused up front."""
+
+    class Slow:
+        async def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext]:
+            return Cont(ctx)
+
+    with pytest.raises(InvalidCallbacks, match="before_tool is async"):
+        hookline_middleware([Slow()])
+
+
+def test_a_misspelled_hook_is_refused_at_construction() -> None:
+    """The list is validated as a Runner validates it: before_tol is InvalidCallbacks."""
+
+    class Typo:
+        def before_tol(self, ctx: ToolContext, /) -> Cont[ToolContext]:
+            return Cont(ctx)
+
+    with pytest.raises(InvalidCallbacks, match="before_tool"):
+        hookline_middleware([Typo()])
+
+
+@pytest.mark.parametrize("decision", [Approve(), Edit({"a": 1}), Reject("no")])
+def test_resume_value_is_a_plain_dict(decision: Approve | Edit | Reject) -> None:
+    """Each decision becomes a dict a checkpointer can store."""
+    value = resume_value(decision)
+    assert isinstance(value, dict)
+    assert value["decision"] == type(decision).__name__.lower()
+
+
+def test_resume_value_refuses_what_a_tool_call_cannot_take() -> None:
+    """Respond answers an MCP question, not a paused call: TypeError."""
+    with pytest.raises(TypeError, match="resume_value takes Approve"):
+        resume_value(Respond({"answer": "x"}))
+
+
+def test_resuming_with_something_else_is_a_type_error() -> None:
+    """Command(resume=...) must carry resume_value(...): anything else is refused."""
+    from langgraph.types import Command
+
+    class Ask:
+        def before_tool(self, ctx: ToolContext, /) -> Any:
+            from hooks import Pause
+
+            return Pause("ok?")
+
+    spec = AgentSpec("a", (Turn(calls=(Call("t", {}, "c1"),)), Turn(text="x")), {"t": lambda: "t"})
+    agent = build(spec, [Ask()])
+    config: Any = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [HumanMessage("go")]}, config)
+    with pytest.raises(TypeError, match="resume_value"):
+        agent.invoke(Command(resume="yes"), config)
+
+
+def test_a_content_block_hooks_cannot_see_is_refused_not_dropped() -> None:
+    """An image block in a message is a TypeError when a model hook would receive it."""
+
+    class Look:
+        def before_model(self, ctx: ModelContext, /) -> Cont[ModelContext]:
+            return Cont(ctx)
+
+    image = [{"type": "image", "url": "https://example.invalid/x.png"}]
+    with pytest.raises(TypeError, match="'image' content block"):
+        _invoke(AgentSpec("a", (Turn(text="x"),)), [Look()], content=image)
+
+
+def test_before_model_halt_answers_without_the_model() -> None:
+    """A Halt at before_model is the answer; the fake model's script is never read."""
+
+    class Stop:
+        def before_model(self, ctx: ModelContext, /) -> Halt[ModelResponse]:
+            return Halt(ModelResponse(text="halted"))
+
+    state = _invoke(AgentSpec("a", ()), [Stop()])
+    assert state["messages"][-1].content == "halted"
+
+
+def test_before_model_sees_the_conversation_and_may_rewrite_it() -> None:
+    """The model hook sees the user's text; a changed request is what the model gets."""
+    seen: list[str] = []
+
+    class Shout:
+        def before_model(self, ctx: ModelContext, /) -> Cont[ModelContext]:
+            seen.append(ctx.request.messages[-1].content)
+            messages = [replace(m, content=m.content.upper()) for m in ctx.request.messages]
+            return Cont(replace(ctx, request=replace(ctx.request, messages=messages)))
+
+    state = _invoke(AgentSpec("a", (Turn(text="ok"),)), [Shout()], content="hello")
+    assert seen == ["hello"]
+    assert state["messages"][-1].content == "ok"
+
+
+def test_after_model_replaces_the_answer() -> None:
+    """after_model's changed outcome is the AI message the agent keeps."""
+
+    class Polite:
+        def after_model(
+            self, outcome: Outcome[ModelResponse], ctx: ModelContext, /
+        ) -> Outcome[ModelResponse]:
+            match outcome:
+                case Success(response):
+                    return Success(replace(response, text=response.text + ", please"))
+            return outcome
+
+    state = _invoke(AgentSpec("a", (Turn(text="sit"),)), [Polite()])
+    assert state["messages"][-1].content == "sit, please"
+
+
+def test_after_agent_replaces_the_final_answer() -> None:
+    """after_agent's changed outcome replaces the run's last AI message in place."""
+
+    class Sign:
+        def after_agent(
+            self, outcome: Outcome[ModelResponse], ctx: AgentContext, /
+        ) -> Outcome[ModelResponse]:
+            match outcome:
+                case Success(response):
+                    return Success(replace(response, text=response.text + " -- bot"))
+            return outcome
+
+    state = _invoke(AgentSpec("a", (Turn(text="done"),)), [Sign()])
+    assert [m.content for m in state["messages"]] == ["hi", "done -- bot"]
+
+
+def test_an_unrecovered_model_error_is_raised() -> None:
+    """No error hook recovers: the model's own exception reaches the caller."""
+
+    class Looks:
+        def on_model_error(
+            self, failure: Failure[Exception], ctx: ModelContext, /
+        ) -> Failure[Exception]:
+            return failure
+
+    with pytest.raises(ModelDown, match="down"):
+        _invoke(AgentSpec("a", (Turn(error="down"),)), [Looks()])
+
+
+def test_a_retry_past_max_attempts_leaves_the_failure_as_an_error_result() -> None:
+    """Retry is honoured while ctx.attempt < max_attempts; then the tool's error is the result."""
+    attempts: list[int] = []
+
+    class Again:
+        def on_tool_error(
+            self, failure: Failure[Exception], ctx: ToolContext, /
+        ) -> Retry[ToolContext]:
+            attempts.append(ctx.attempt)
+            return Retry(ctx)
+
+    def broken() -> str:
+        raise ToolFailed("still broken")
+
+    spec = AgentSpec("a", (Turn(calls=(Call("b", {}, "c1"),)), Turn(text="gave up")), {"b": broken})
+    state = _invoke(spec, [Again()])
+    assert attempts == [1, 2, 3]
+    tool = state["messages"][2]
+    assert (tool.content, tool.status) == ("ToolFailed: still broken", "error")
+
+
+def test_a_raising_observer_is_logged_and_the_run_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+    """An observer that raises never changes the run; its error is logged."""
+
+    class Broken:
+        def on_event(self, event: HookEvent, /) -> None:
+            raise RuntimeError("observer down")
+
+    with caplog.at_level(logging.ERROR, logger="hookline.adapters.langchain"):
+        state = _invoke(AgentSpec("a", (Turn(text="fine"),)), [Broken()])
+    assert state["messages"][-1].content == "fine"
+    assert "observer" in caplog.text
+
+
+def test_a_halted_tool_result_reads_as_an_error() -> None:
+    """A Halt with an error ToolResult is a ToolMessage with status error."""
+
+    class No:
+        def before_tool(self, ctx: ToolContext, /) -> Halt[ToolResult]:
+            return Halt(ToolResult("no", is_error=True))
+
+    spec = AgentSpec("a", (Turn(calls=(Call("t", {}, "c1"),)), Turn(text="ok")), {"t": lambda: "t"})
+    state = _invoke(spec, [No()])
+    assert (state["messages"][2].content, state["messages"][2].status) == ("no", "error")
