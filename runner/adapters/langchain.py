@@ -10,7 +10,8 @@ failed attempt (``Retry`` calls the handler again within ``max_attempts``, first
 checkpointer); resuming with ``Command(resume=Approve() | Edit(args) | Reject(msg))`` runs
 ``before_tool`` again with that decision in ``ctx.decision``. Tiers and matches apply as in
 a run; observers (an ``audit`` tier too) are told every dispatch with the deciding
-callback named.
+callback named. ``ainvoke`` runs the async twins (``awrap_model_call`` /
+``awrap_tool_call``), awaiting ``async def`` hooks.
 
 One invocation ``State`` per agent run (the thread and its latest user message), shared by
 the sub-agents a tool of the run invokes: a ``Budget`` counts across them. Messages are
@@ -28,7 +29,7 @@ import logging
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any, Final, TypeVar, assert_never, cast, final
@@ -74,6 +75,10 @@ from hooks import (
     ToolResult,
     ToolSpec,
     Trace,
+    arun_after,
+    arun_before,
+    arun_on_error,
+    arun_wrap,
     compile_callbacks,
     run_after,
     run_before,
@@ -113,14 +118,6 @@ M = TypeVar("M", bound=BaseMessage)
 _PARENT: contextvars.ContextVar[Invocation | None] = contextvars.ContextVar(
     "hookline_langchain_parent", default=None
 )
-_SYNC_POINTS: Final = tuple(
-    (p.name, p.kind)
-    for p in (BEFORE_MODEL, AFTER_MODEL, ON_MODEL_ERROR, WRAP_MODEL, BEFORE_TOOL, AFTER_TOOL)
-)
-_AGENT_POINTS: Final = (
-    (BEFORE_AGENT.name, BEFORE_AGENT.kind),
-    (AFTER_AGENT.name, AFTER_AGENT.kind),
-)
 _MESSAGES_KEPT: Final = 4096  # converted messages kept; past it, the cache starts over
 _RUNS_KEPT: Final = 1024  # runs whose state is kept (a paused one until it resumes)
 
@@ -133,8 +130,9 @@ def hookline_middleware(
 
     ``name`` is the agent's name as hooks see it (``ctx.invocation.agent``, matches by
     agent); ``max_attempts`` is each call's retry budget (``ctx.max_attempts``). The list
-    is validated here (``InvalidCallbacks``); an async hook method is refused, since a
-    LangChain agent invoked synchronously cannot await it.
+    is validated here (``InvalidCallbacks``). An agent run with ``ainvoke`` awaits
+    ``async def`` hooks (a wrap must then be ``async def``, as ``arun_wrap`` requires); one
+    run with ``invoke`` refuses them with ``InvalidCallbacks`` before the call runs.
     """
     compiled = compile_callbacks(callbacks)
     if compiled.defines(BEFORE_AGENT) or compiled.defines(AFTER_AGENT):
@@ -163,12 +161,6 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             msg = f"name must be a non-empty str, got {name!r:.60}"
             raise TypeError(msg)
         compiled = compile_callbacks(callbacks).for_agent(name)
-        for point_name, kind in _SYNC_POINTS:
-            compiled.sync_chain(point_name, kind)  # an async method: refused now
-        for point in (ON_TOOL_ERROR, WRAP_TOOL):
-            compiled.sync_chain(point.name, point.kind)
-        for point_name, kind in _AGENT_POINTS:
-            compiled.sync_chain(point_name, kind)
         self._compiled: Final = compiled
         self._agent: Final = name
         self._max_attempts: Final = max_attempts
@@ -186,7 +178,7 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             compiled.defines(p) for p in (BEFORE_TOOL, AFTER_TOOL, ON_TOOL_ERROR, WRAP_TOOL)
         )
         self._agents: Final = compiled.defines(BEFORE_AGENT) or compiled.defines(AFTER_AGENT)
-        self._observed: Final = bool(compiled.sync_chain("on_event", "event").fns)
+        self._observed: Final = bool(compiled.chain("on_event", "event").fns)
 
     @property
     def name(self) -> str:
@@ -232,65 +224,84 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     # -- tool calls -----------------------------------------------------------------
 
+    def _tool_start(
+        self, request: ToolCallRequest
+    ) -> tuple[Invocation, CompiledCallbacks, ToolCall, ToolContext, _Events | None]:
+        raw = request.tool_call
+        name = raw["name"]
+        run = self._invocation(request.state, getattr(request, "runtime", None))
+        compiled = self._compiled.for_tool(self._info(request.tool, name))
+        call = ToolCall(raw.get("id") or "", name, dict(raw.get("args", {})))
+        ctx = ToolContext(run, call, 1, self._max_attempts)
+        return run, compiled, call, ctx, _Events(compiled, run) if self._observed else None
+
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """Run the tool call through hookline's tool points."""
-        run = self._invocation(request.state, getattr(request, "runtime", None))
         if not self._tools and not self._observed:
+            run = self._invocation(request.state, getattr(request, "runtime", None))
             return _under(run, request, handler)
-        raw = request.tool_call
-        name = raw["name"]
-        info = self._info(request.tool, name)
-        compiled = self._compiled.for_tool(info)
-        call = ToolCall(raw.get("id") or "", name, dict(raw.get("args", {})))
-        ctx = ToolContext(run, call, 1, self._max_attempts)
-        events = _Events(compiled, run) if self._observed else None
-
+        run, compiled, call, ctx, events = self._tool_start(request)
         answered: dict[int, ToolMessage] = {}  # id(result) -> the tool's own message
 
         def operation(attempt: ToolContext) -> Outcome[ToolResult]:
-            if type(attempt.decision) is Reject:
-                return Success(ToolResult(attempt.decision.message, is_error=True))
-            c = attempt.call
-            changed = request
-            if c is not call:
-                changed = request.override(
-                    tool_call={
-                        "name": c.name,
-                        "args": dict(c.args),
-                        "id": c.id,
-                        "type": "tool_call",
-                    }
-                )
-            answer = _under(run, changed, handler)
-            result = _tool_result(answer)
-            if isinstance(answer, ToolMessage) and c is call:
-                answered[id(result)] = answer
-            return Success(result)
+            refused = _refused(attempt)
+            if refused is not None:
+                return Success(refused)
+            answer = _under(run, _tool_request(request, call, attempt.call), handler)
+            return Success(_kept(answer, attempt.call is call, answered))
 
         before = self._before_tool(compiled, ctx, events)
         if not isinstance(before, ToolContext):
             return _tool_message(before, call)
-        ctx = before
         outcome = _attempts(
             compiled,
             (WRAP_TOOL, ON_TOOL_ERROR, AFTER_TOOL),
-            ctx,
+            before,
             operation,
             events=events,
             again=lambda changed: self._before_tool(compiled, changed, events),
         )
-        match outcome:
-            case Success(result):
-                own = answered.get(id(result))  # unchanged by the hooks: the tool's own
-                return _tool_message(result, ctx.call) if own is None else own
-            case Failure(error):
-                text = f"{type(error).__name__}: {error}"
-                return _tool_message(ToolResult(text, is_error=True), ctx.call)
-        raise AssertionError(outcome)  # pragma: no cover
+        return _tool_end(outcome, answered, before.call)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """``wrap_tool_call`` for an agent run with ``ainvoke``: async hooks are awaited
+        (a wrap must be ``async def``, as ``arun_wrap`` requires)."""
+        if not self._tools and not self._observed:
+            run = self._invocation(request.state, getattr(request, "runtime", None))
+            return await _aunder(run, request, handler)
+        run, compiled, call, ctx, events = self._tool_start(request)
+        answered: dict[int, ToolMessage] = {}
+
+        async def operation(attempt: ToolContext) -> Outcome[ToolResult]:
+            refused = _refused(attempt)
+            if refused is not None:
+                return Success(refused)
+            answer = await _aunder(run, _tool_request(request, call, attempt.call), handler)
+            return Success(_kept(answer, attempt.call is call, answered))
+
+        async def again(changed: ToolContext) -> ToolContext | ToolResult:
+            return await self._abefore_tool(compiled, changed, events)
+
+        before = await again(ctx)
+        if not isinstance(before, ToolContext):
+            return _tool_message(before, call)
+        outcome = await _aattempts(
+            compiled,
+            (WRAP_TOOL, ON_TOOL_ERROR, AFTER_TOOL),
+            before,
+            operation,
+            events=events,
+            again=again,
+        )
+        return _tool_end(outcome, answered, before.call)
 
     def _before_tool(
         self, compiled: CompiledCallbacks, ctx: ToolContext, events: _Events | None
@@ -320,7 +331,46 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                     self._paused[paused] = question
                     ctx = _decided(ctx, interrupt(question))
 
+    async def _abefore_tool(
+        self, compiled: CompiledCallbacks, ctx: ToolContext, events: _Events | None
+    ) -> ToolContext | ToolResult:
+        """``_before_tool`` for async runs."""
+        paused = (ctx.invocation.id, ctx.call.id)
+        if paused in self._paused:  # resumed: the answer is waiting, ask it first
+            ctx = _decided(ctx, interrupt(self._paused[paused]))
+        while True:
+            result = await _adispatch(
+                events, "before_tool", ctx, partial(_abefore_tool, compiled, ctx)
+            )
+            match result:
+                case Cont(changed):
+                    self._paused.pop(paused, None)
+                    return changed
+                case Halt(value):
+                    self._paused.pop(paused, None)
+                    return value
+                case Pause(reason):
+                    question: dict[str, object] = {
+                        "hookline": "pause",
+                        "reason": reason,
+                        "tool": ctx.call.name,
+                        "args": dict(ctx.call.args),
+                        "id": ctx.call.id,
+                    }
+                    self._paused[paused] = question
+                    ctx = _decided(ctx, interrupt(question))
+
     # -- model calls ----------------------------------------------------------------
+
+    def _model_start(
+        self, request: LCModelRequest[Any]
+    ) -> tuple[ModelRequest, ModelContext, _Events | None]:
+        run = self._invocation(request.state, request.runtime)
+        asked = ModelRequest(
+            tuple(map(self._message, _with_system(request))), tuple(map(self._spec, request.tools))
+        )
+        ctx = ModelContext(run, asked, 1, self._max_attempts)
+        return asked, ctx, _Events(self._compiled, run) if self._observed else None
 
     def wrap_model_call(
         self,
@@ -330,62 +380,54 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """Run the model call through hookline's model points."""
         if not self._models and not self._observed:
             return handler(request)
-        run = self._invocation(request.state, request.runtime)
         compiled = self._compiled
-        hl_request = ModelRequest(
-            tuple(map(self._message, _with_system(request))), tuple(map(self._spec, request.tools))
-        )
+        asked, ctx, events = self._model_start(request)
         answered: dict[int, AIMessage] = {}  # id(response) -> the model's own message
-        ctx = ModelContext(run, hl_request, 1, self._max_attempts)
-        events = _Events(compiled, run) if self._observed else None
 
         def operation(attempt: ModelContext) -> Outcome[ModelResponse]:
-            changed = request
-            if attempt.request is not hl_request:
-                system, messages = _from_hookline(attempt.request.messages)
-                changed = request.override(messages=messages, system_message=system)
-            answer = handler(changed)
-            answers = [m for m in answer.result if isinstance(m, AIMessage)]
-            if len(answers) != 1 or len(answer.result) != 1:
-                msg = (
-                    "hookline's model hooks take one AIMessage per model call; the handler "
-                    f"answered {[type(m).__name__ for m in answer.result]}"
-                )
-                raise TypeError(msg)
-            response = _to_response(answers[0])
-            answered[id(response)] = answers[0]
-            return Success(response)
+            answer = handler(_model_request(request, asked, attempt.request))
+            return Success(_answer(answer, answered))
 
         def before(changed: ModelContext) -> ModelContext | ModelResponse:
-            result = _dispatch(
-                events, "before_model", changed, partial(_before_model, compiled, changed)
+            return _passed(
+                _dispatch(
+                    events, "before_model", changed, partial(_before_model, compiled, changed)
+                )
             )
-            match result:
-                case Cont(next_ctx):
-                    return next_ctx
-                case Halt(value):
-                    return value
-                case _:
-                    assert_never(result)
 
         first = before(ctx)
         if isinstance(first, ModelResponse):
             return _ai_message(first)
-        outcome = _attempts(
-            compiled,
-            (WRAP_MODEL, ON_MODEL_ERROR, AFTER_MODEL),
-            first,
-            operation,
-            events=events,
-            again=before,
-        )
-        match outcome:
-            case Success(response):
-                own = answered.get(id(response))  # unchanged by the hooks: the model's own
-                return _ai_message(response) if own is None else own
-            case Failure(error):
-                raise error
-        raise AssertionError(outcome)  # pragma: no cover
+        points = (WRAP_MODEL, ON_MODEL_ERROR, AFTER_MODEL)
+        outcome = _attempts(compiled, points, first, operation, events=events, again=before)
+        return _model_end(outcome, answered)
+
+    async def awrap_model_call(
+        self,
+        request: LCModelRequest[Any],
+        handler: Callable[[LCModelRequest[Any]], Awaitable[LCModelResponse[Any]]],
+    ) -> LCModelResponse[Any] | AIMessage:
+        """``wrap_model_call`` for an agent run with ``ainvoke``."""
+        if not self._models and not self._observed:
+            return await handler(request)
+        compiled = self._compiled
+        asked, ctx, events = self._model_start(request)
+        answered: dict[int, AIMessage] = {}
+
+        async def operation(attempt: ModelContext) -> Outcome[ModelResponse]:
+            answer = await handler(_model_request(request, asked, attempt.request))
+            return Success(_answer(answer, answered))
+
+        async def before(changed: ModelContext) -> ModelContext | ModelResponse:
+            go = partial(_abefore_model, compiled, changed)
+            return _passed(await _adispatch(events, "before_model", changed, go))
+
+        first = await before(ctx)
+        if isinstance(first, ModelResponse):
+            return _ai_message(first)
+        points = (WRAP_MODEL, ON_MODEL_ERROR, AFTER_MODEL)
+        outcome = await _aattempts(compiled, points, first, operation, events=events, again=before)
+        return _model_end(outcome, answered)
 
     def _message(self, message: BaseMessage) -> Message:
         """``message`` as hooks see it, converted once per message object."""
@@ -466,6 +508,106 @@ class _AgentMiddleware(HooklineMiddleware):
         assert_never(outcome)  # pragma: no cover
 
 
+# -- the pieces both forms share ------------------------------------------------------
+
+
+def _refused(ctx: ToolContext) -> ToolResult | None:
+    """What stands in for a call a human rejected (the guards let the rejection through)."""
+    decision = ctx.decision
+    return ToolResult(decision.message, is_error=True) if type(decision) is Reject else None
+
+
+def _tool_request(request: ToolCallRequest, asked: ToolCall, call: ToolCall) -> ToolCallRequest:
+    """``request`` carrying ``call`` (itself when no hook changed the call)."""
+    if call is asked:
+        return request
+    changed = {"name": call.name, "args": dict(call.args), "id": call.id, "type": "tool_call"}
+    return request.override(tool_call=cast("Any", changed))
+
+
+def _kept(
+    answer: ToolMessage | Command[Any], unchanged: bool, answered: dict[int, ToolMessage]
+) -> ToolResult:
+    """The tool's answer as hooks see it, its own message remembered when the call was the
+    model's own."""
+    result = _tool_result(answer)
+    if unchanged and isinstance(answer, ToolMessage):
+        answered[id(result)] = answer
+    return result
+
+
+def _tool_end(
+    outcome: Outcome[ToolResult], answered: dict[int, ToolMessage], call: ToolCall
+) -> ToolMessage:
+    """The message the agent keeps: the tool's own when no hook changed its result."""
+    match outcome:
+        case Success(result):
+            own = answered.get(id(result))
+            return _tool_message(result, call) if own is None else own
+        case Failure(error):
+            text = f"{type(error).__name__}: {error}"
+            return _tool_message(ToolResult(text, is_error=True), call)
+    raise AssertionError(outcome)  # pragma: no cover
+
+
+def _model_request(
+    request: LCModelRequest[Any], asked: ModelRequest, changed: ModelRequest
+) -> LCModelRequest[Any]:
+    """``request`` carrying the hooks' ``changed`` messages (itself when unchanged)."""
+    if changed is asked:
+        return request
+    system, messages = _from_hookline(changed.messages)
+    return request.override(messages=messages, system_message=system)
+
+
+def _answer(answer: LCModelResponse[Any], answered: dict[int, AIMessage]) -> ModelResponse:
+    """The model's one AI message as hooks see it, the message itself remembered."""
+    answers = [m for m in answer.result if isinstance(m, AIMessage)]
+    if len(answers) != 1 or len(answer.result) != 1:
+        msg = (
+            "hookline's model hooks take one AIMessage per model call; the handler "
+            f"answered {[type(m).__name__ for m in answer.result]}"
+        )
+        raise TypeError(msg)
+    response = _to_response(answers[0])
+    answered[id(response)] = answers[0]
+    return response
+
+
+def _model_end(outcome: Outcome[ModelResponse], answered: dict[int, AIMessage]) -> AIMessage:
+    """The AI message the agent keeps (the model's own when unchanged); a failure raised."""
+    match outcome:
+        case Success(response):
+            own = answered.get(id(response))
+            return _ai_message(response) if own is None else own
+        case Failure(error):
+            raise error
+    raise AssertionError(outcome)  # pragma: no cover
+
+
+def _passed(result: BeforeResult[ModelContext, ModelResponse]) -> ModelContext | ModelResponse:
+    match result:
+        case Cont(ctx):
+            return ctx
+        case Halt(value):
+            return value
+        case _:
+            assert_never(result)
+
+
+async def _aunder(
+    run: Invocation,
+    request: ToolCallRequest,
+    handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+) -> ToolMessage | Command[Any]:
+    """``_under`` for async handlers."""
+    token = _PARENT.set(run)
+    try:
+        return await handler(request)
+    finally:
+        _PARENT.reset(token)
+
+
 # -- one guarded operation ----------------------------------------------------------
 
 
@@ -486,18 +628,43 @@ def _under(
 class _Events:
     """Tells a list's observers of each dispatch, naming the deciding callback."""
 
-    __slots__ = ("observers", "run")
+    __slots__ = ("asyncs", "observers", "run")
 
     def __init__(self, compiled: CompiledCallbacks, run: Invocation) -> None:
-        self.observers: Final = compiled.sync_chain("on_event", "event").fns
+        chain = compiled.chain("on_event", "event")
+        self.observers: Final = chain.fns
+        self.asyncs: Final = chain.asyncs
         self.run: Final = run
 
     def tell(self, event: HookEvent) -> None:
-        for observer in self.observers:
+        for observer, is_async in zip(self.observers, self.asyncs, strict=True):
             try:
-                observer(event)
+                told = observer(event)
+                if is_async:  # an async observer in a sync place: run to its end here
+                    _finish(told)
             except Exception:
                 _log.exception("observer %r raised on %s; the run goes on", observer, event)
+
+    async def atell(self, event: HookEvent) -> None:
+        for observer, is_async in zip(self.observers, self.asyncs, strict=True):
+            try:
+                told = observer(event)
+                if is_async:
+                    await told
+            except Exception:
+                _log.exception("observer %r raised on %s; the run goes on", observer, event)
+
+
+def _finish(awaitable: Any) -> None:
+    """Drive an async observer's coroutine to its end without an event loop (it must not
+    wait on one: an observer only records)."""
+    try:
+        awaitable.send(None)
+    except StopIteration:
+        return
+    awaitable.close()
+    msg = "an async observer awaited something in a sync run; use ainvoke"
+    raise RuntimeError(msg)
 
 
 def _dispatch(
@@ -515,38 +682,66 @@ def _dispatch(
         result = go(trace)
     except Exception as error:
         events.tell(
-            _event(
-                events.run,
-                point,
-                ctx,
-                "raised",
-                clock=clock,
-                started=started,
-                trace=trace,
-                error=error,
-                result=None,
-            )
+            _told(events.run, point, ctx, (started, clock), trace=trace, result=None, raised=error)
         )
         raise
-    seen: object = result
-    tag = type(seen).__name__.lower()
-    if tag not in {"cont", "halt", "pause", "success", "failure", "retry", "fallback"}:
-        tag = "success"
-    failed = _failure_of(seen)
     events.tell(
-        _event(
-            events.run,
-            point,
-            ctx,
-            tag,
-            clock=clock,
-            started=started,
-            trace=trace,
-            error=failed,
-            result=seen,
-        )
+        _told(events.run, point, ctx, (started, clock), trace=trace, result=result, raised=None)
     )
     return result
+
+
+async def _adispatch(
+    events: _Events | None,
+    point: str,
+    ctx: ToolContext | ModelContext | AgentContext,
+    go: Callable[[Trace | None], Awaitable[R]],
+) -> R:
+    """``_dispatch`` for async dispatches and observers."""
+    if events is None:
+        return await go(None)
+    trace = Trace()
+    started, clock = time.time(), time.perf_counter()
+    try:
+        result = await go(trace)
+    except Exception as error:
+        await events.atell(
+            _told(events.run, point, ctx, (started, clock), trace=trace, result=None, raised=error)
+        )
+        raise
+    await events.atell(
+        _told(events.run, point, ctx, (started, clock), trace=trace, result=result, raised=None)
+    )
+    return result
+
+
+def _told(
+    run: Invocation,
+    point: str,
+    ctx: ToolContext | ModelContext | AgentContext,
+    when: tuple[float, float],
+    *,
+    trace: Trace,
+    result: object,
+    raised: BaseException | None,
+) -> HookEvent:
+    """The event of one dispatch: its result's tag, or ``"raised"``."""
+    tag = "raised" if raised is not None else type(result).__name__.lower()
+    if tag not in {"cont", "halt", "pause", "success", "failure", "retry", "fallback", "raised"}:
+        tag = "success"
+    error = raised if raised is not None else _failure_of(result)
+    started, clock = when
+    return _event(
+        run,
+        point,
+        ctx,
+        tag,
+        clock=clock,
+        started=started,
+        trace=trace,
+        error=error,
+        result=result,
+    )
 
 
 def _failure_of(result: object) -> BaseException | None:
@@ -644,6 +839,47 @@ def _attempts(
     return ended
 
 
+async def _aattempts(
+    compiled: CompiledCallbacks,
+    points: tuple[Any, Any, Any],
+    ctx: C,
+    operation: Callable[[C], Awaitable[Outcome[T]]],
+    *,
+    events: _Events | None,
+    again: Callable[[C], Awaitable[C | T]],
+) -> Outcome[T]:
+    """``_attempts`` for async runs: the same order, every dispatch awaited."""
+    wrap, on_error, after = points
+    while True:
+        outcome: Outcome[T] = await _adispatch(
+            events, wrap.name, ctx, partial(_awrap, compiled, wrap, ctx, operation)
+        )
+        if isinstance(outcome, Failure):
+            go = partial(_aon_error, compiled, on_error, outcome, ctx)
+            recovered: ErrorResult[C, T] = await _adispatch(events, on_error.name, ctx, go)
+            match recovered:
+                case Retry(changed) if ctx.attempt < ctx.max_attempts:
+                    changed = replace(changed, attempt=ctx.attempt + 1)
+                    if _subject(changed) != _subject(ctx):
+                        passed = await again(changed)
+                        if not isinstance(passed, ToolContext | ModelContext):
+                            outcome = Success(passed)
+                            break
+                        changed = passed
+                    ctx = changed
+                    continue
+                case Fallback(value):
+                    outcome = Success(value)
+                case Failure():
+                    outcome = recovered
+                case _:  # a Retry past the budget: the failure stands
+                    pass
+        break
+    go_after = partial(_aafter, compiled, after, outcome, ctx)
+    ended: Outcome[T] = await _adispatch(events, after.name, ctx, go_after)
+    return ended
+
+
 # Each dispatch as a function of the trace (``None``: no observer asked for one).
 
 
@@ -695,6 +931,40 @@ def _after(
     compiled: CompiledCallbacks, point: Any, outcome: Any, ctx: Any, trace: Trace | None
 ) -> Any:
     return run_after(compiled, point, outcome, ctx, trace=trace)
+
+
+async def _abefore_tool(
+    compiled: CompiledCallbacks, ctx: ToolContext, trace: Trace | None
+) -> PausableResult[ToolContext, ToolResult]:
+    return await arun_before(compiled, BEFORE_TOOL, ctx, trace=trace)
+
+
+async def _abefore_model(
+    compiled: CompiledCallbacks, ctx: ModelContext, trace: Trace | None
+) -> BeforeResult[ModelContext, ModelResponse]:
+    return await arun_before(compiled, BEFORE_MODEL, ctx, trace=trace)
+
+
+async def _awrap(
+    compiled: CompiledCallbacks,
+    point: Any,
+    ctx: Any,
+    operation: Callable[[Any], Awaitable[Outcome[Any]]],
+    trace: Trace | None,
+) -> Any:
+    return await arun_wrap(compiled, point, ctx, operation, trace=trace)
+
+
+async def _aon_error(
+    compiled: CompiledCallbacks, point: Any, failure: Any, ctx: Any, trace: Trace | None
+) -> Any:
+    return await arun_on_error(compiled, point, failure, ctx, trace=trace)
+
+
+async def _aafter(
+    compiled: CompiledCallbacks, point: Any, outcome: Any, ctx: Any, trace: Trace | None
+) -> Any:
+    return await arun_after(compiled, point, outcome, ctx, trace=trace)
 
 
 def _subject(ctx: ToolContext | ModelContext) -> object:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -49,15 +51,124 @@ def test_max_attempts_and_name_are_checked() -> None:
         hookline_middleware([], name="")
 
 
-def test_an_async_hook_is_refused_at_construction() -> None:
-    """A LangChain agent invoked synchronously cannot await a hook: refused up front."""
+def test_an_async_hook_in_a_sync_invoke_is_invalid_callbacks() -> None:
+    """An agent run with invoke cannot await a hook: InvalidCallbacks before the call runs."""
 
     class Slow:
         async def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext]:
             return Cont(ctx)
 
+    ran: list[str] = []
+
+    def tool() -> str:
+        ran.append("t")
+        return "t"
+
+    spec = AgentSpec("a", (Turn(calls=(Call("t", {}, "c1"),)), Turn(text="x")), {"t": tool})
     with pytest.raises(InvalidCallbacks, match="before_tool is async"):
-        hookline_middleware([Slow()])
+        _invoke(spec, [Slow()])
+    assert ran == []
+
+
+async def _ainvoke(spec: AgentSpec, callbacks: list[object], config: Any = None) -> Any:
+    agent = build(spec, callbacks)
+    config = config or {"configurable": {"thread_id": "t"}}
+    return await agent.ainvoke({"messages": [HumanMessage("hi")]}, config), agent, config
+
+
+def test_async_hooks_guard_an_ainvoke_run() -> None:
+    """Under ainvoke: an async before_tool halts, an async wrap calls next twice, an async
+    observer is told, an async on_model_error falls back."""
+    told: list[tuple[str, str]] = []
+
+    class Guard:
+        async def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext] | Halt[ToolResult]:
+            if ctx.call.name == "rm":
+                return Halt(ToolResult("refused", is_error=True))
+            return Cont(ctx)
+
+        async def wrap_tool(
+            self,
+            ctx: ToolContext,
+            call_next: Callable[[ToolContext], Awaitable[Outcome[ToolResult]]],
+            /,
+        ) -> Outcome[ToolResult]:
+            await call_next(ctx)
+            return await call_next(ctx)
+
+        async def on_event(self, event: HookEvent, /) -> None:
+            told.append((event.point, event.outcome))
+
+    ran: list[str] = []
+
+    def tool(name: str) -> Callable[[], str]:
+        def run() -> str:
+            ran.append(name)
+            return name
+
+        return run
+
+    spec = AgentSpec(
+        "a",
+        (
+            Turn(calls=(Call("rm", {}, "c1"), Call("ls", {}, "c2"))),
+            Turn(text="listed"),
+        ),
+        {"rm": tool("rm"), "ls": tool("ls")},
+    )
+    state, _, _ = asyncio.run(_ainvoke(spec, [Guard()]))
+    assert state["messages"][-1].content == "listed"
+    assert ran == ["ls", "ls"]
+    assert ("before_tool", "halt") in told
+    assert ("wrap_tool", "success") in told
+
+
+def test_an_async_fallback_stands_in_for_a_failed_model_call() -> None:
+    """An async on_model_error's Fallback is the answer of an ainvoke run."""
+
+    class Fallback:
+        async def on_model_error(self, failure: Failure[Exception], ctx: ModelContext, /) -> Any:
+            from hooks import Fallback as Stand
+
+            return Stand(ModelResponse(text="fallback"))
+
+    state, _, _ = asyncio.run(_ainvoke(AgentSpec("a", (Turn(error="down"),)), [Fallback()]))
+    assert state["messages"][-1].content == "fallback"
+
+
+def test_an_ainvoke_run_pauses_and_resumes() -> None:
+    """An async guard's Pause interrupts an ainvoke run; resumed, the call runs with Edit's args."""
+    from langgraph.types import Command
+
+    decisions: list[object] = []
+
+    class Ask:
+        async def before_tool(self, ctx: ToolContext, /) -> Any:
+            from hooks import Pause
+
+            decisions.append(ctx.decision)
+            return Pause("ok?") if ctx.decision is None else Cont(ctx)
+
+    ran: list[object] = []
+
+    def pay(**args: object) -> str:
+        ran.append(args)
+        return "paid"
+
+    spec = AgentSpec(
+        "a", (Turn(calls=(Call("pay", {"amount": 5}, "c1"),)), Turn(text="done")), {"pay": pay}
+    )
+
+    async def go() -> Any:
+        state, agent, config = await _ainvoke(spec, [Ask()])
+        assert state["__interrupt__"]
+        resume: Command[Any] = Command(resume=resume_value(Edit({"amount": 1})))
+        return await agent.ainvoke(resume, config)
+
+    state = asyncio.run(go())
+    assert state["messages"][-1].content == "done"
+    assert ran == [{"amount": 1}]
+    assert decisions == [None, Edit({"amount": 1})]
 
 
 def test_a_misspelled_hook_is_refused_at_construction() -> None:
