@@ -139,7 +139,7 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._messages: dict[int, tuple[BaseMessage, Message]] = {}
         self._specs: dict[int, tuple[object, ToolSpec]] = {}
         # (run id, call id) -> the question of a call paused here, asked again on resume
-        self._paused: dict[tuple[str, str], dict[str, object]] = {}
+        self._paused: OrderedDict[tuple[str, str], dict[str, object]] = OrderedDict()
         self._models: Final = any(
             compiled.defines(p) for p in (BEFORE_MODEL, AFTER_MODEL, ON_MODEL_ERROR, WRAP_MODEL)
         )
@@ -183,6 +183,13 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             if len(self._runs) > _RUNS_KEPT:
                 self._runs.popitem(last=False)
         return run
+
+    def _ask(self, paused: tuple[str, str], question: dict[str, object]) -> None:
+        """Keep the question of a paused call for its resume; a call paused and never
+        resumed is forgotten once ``_RUNS_KEPT`` newer ones are kept."""
+        self._paused[paused] = question
+        if len(self._paused) > _RUNS_KEPT:
+            self._paused.popitem(last=False)
 
     def _info(self, tool: Any, name: str) -> ToolInfo:
         info = self._infos.get(name)
@@ -299,7 +306,7 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                         "args": dict(ctx.call.args),
                         "id": ctx.call.id,
                     }
-                    self._paused[paused] = question
+                    self._ask(paused, question)
                     ctx = decided(ctx, interrupt(question))
 
     async def _abefore_tool(
@@ -328,7 +335,7 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                         "args": dict(ctx.call.args),
                         "id": ctx.call.id,
                     }
-                    self._paused[paused] = question
+                    self._ask(paused, question)
                     ctx = decided(ctx, interrupt(question))
 
     # -- model calls ----------------------------------------------------------------

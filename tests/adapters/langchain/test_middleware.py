@@ -341,3 +341,35 @@ def test_a_halted_tool_result_reads_as_an_error() -> None:
     spec = AgentSpec("a", (Turn(calls=(Call("t", {}, "c1"),)), Turn(text="ok")), {"t": lambda: "t"})
     state = _invoke(spec, [No()])
     assert (state["messages"][2].content, state["messages"][2].status) == ("no", "error")
+
+
+def test_pauses_never_resumed_are_forgotten_past_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A middleware keeps the questions of at most _RUNS_KEPT paused calls, newest kept."""
+    from runner.adapters.langchain import _middleware
+
+    monkeypatch.setattr(_middleware, "_RUNS_KEPT", 2)
+
+    class Ask:
+        def before_tool(self, ctx: ToolContext, /) -> Any:
+            from hooks import Pause
+
+            return Pause("ok?")
+
+    middleware = hookline_middleware([Ask()])  # one middleware, three paused threads
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests.adapters.langchain.harness import FakeModel, answers, tool
+
+    for thread in range(3):
+        turns = (Turn(calls=(Call("t", {}, f"c{thread}"),)), Turn(text="x"))
+        agent = create_agent(
+            FakeModel(messages=answers(turns)),
+            tools=[tool("t", lambda: "t")],
+            middleware=[middleware],
+            checkpointer=InMemorySaver(),
+        )
+        config: Any = {"configurable": {"thread_id": str(thread)}}
+        state = agent.invoke({"messages": [HumanMessage("go")]}, config)
+        assert state["__interrupt__"]
+    assert [call for _, call in middleware._paused] == ["c1", "c2"]
