@@ -23,7 +23,8 @@ LC_STAMP := $(LC_VENV)/.installed
 $(LC_STAMP): pyproject.toml
 	test -x $(LC_VENV)/bin/python || $(PYTHON) -m venv $(LC_VENV)
 	$(LC_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(LC_VENV)/bin/python -m pip install --quiet -e '.[langchain]' 'pytest>=9.2' 'hypothesis>=6.170'
+	$(LC_VENV)/bin/python -m pip install --quiet -e '.[langchain]' 'pytest>=9.2' 'hypothesis>=6.170' \
+		'opentelemetry-sdk>=1.45'
 	touch $(LC_STAMP)
 
 # The scenario suite (tests/adapters) on a LangChain agent, the reference Runner beside it,

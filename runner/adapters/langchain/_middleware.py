@@ -80,6 +80,7 @@ from runner.adapters.langchain._operation import (
     dispatch_before_agent,
     dispatch_before_model,
     dispatch_before_tool,
+    recording,
     run_attempts,
 )
 
@@ -209,7 +210,13 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         compiled = self._compiled.for_tool(self._info(request.tool, name))
         call = ToolCall(raw.get("id") or "", name, dict(raw.get("args", {})))
         ctx = ToolContext(run, call, 1, self._max_attempts)
-        return run, compiled, call, ctx, Events(compiled, run) if self._observed else None
+        return (
+            run,
+            compiled,
+            call,
+            ctx,
+            Events(compiled, run) if self._observed or recording() else None,
+        )
 
     def wrap_tool_call(
         self,
@@ -348,7 +355,7 @@ class HooklineMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             tuple(map(self._message, with_system(request))), tuple(map(self._spec, request.tools))
         )
         ctx = ModelContext(run, asked, 1, self._max_attempts)
-        return asked, ctx, Events(self._compiled, run) if self._observed else None
+        return asked, ctx, Events(self._compiled, run) if self._observed or recording() else None
 
     def wrap_model_call(
         self,
@@ -449,7 +456,7 @@ class _AgentMiddleware(HooklineMiddleware):
         if user is None:
             return None
         ctx = AgentContext(run, to_hookline(user))
-        events = Events(self._compiled, run) if self._observed else None
+        events = Events(self._compiled, run) if self._observed or recording() else None
         result = dispatch(
             events, "before_agent", ctx, partial(dispatch_before_agent, self._compiled, ctx)
         )
@@ -475,7 +482,7 @@ class _AgentMiddleware(HooklineMiddleware):
         run = self._invocation(state, runtime)
         ctx = AgentContext(run, to_hookline(user))
         response = to_response(answer)
-        events = Events(self._compiled, run) if self._observed else None
+        events = Events(self._compiled, run) if self._observed or recording() else None
         outcome: Outcome[ModelResponse] = dispatch(
             events,
             "after_agent",

@@ -8,6 +8,7 @@ the deciding callback named (``hooks.Trace``).
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -46,6 +47,7 @@ from hooks import (
 )
 
 _log = logging.getLogger("hookline.adapters.langchain")
+
 R = TypeVar("R")
 
 
@@ -62,6 +64,7 @@ class Events:
         self.run: Final = run
 
     def tell(self, event: HookEvent) -> None:
+        span_event(event)
         for observer, is_async in zip(self.observers, self.asyncs, strict=True):
             try:
                 told = observer(event)
@@ -71,6 +74,7 @@ class Events:
                 _log.exception("observer %r raised on %s; the run goes on", observer, event)
 
     async def atell(self, event: HookEvent) -> None:
+        span_event(event)
         for observer, is_async in zip(self.observers, self.asyncs, strict=True):
             try:
                 told = observer(event)
@@ -78,6 +82,43 @@ class Events:
                     await told
             except Exception:
                 _log.exception("observer %r raised on %s; the run goes on", observer, event)
+
+
+def _span() -> Any:
+    """The current OpenTelemetry span if one is recording, else ``None``. Telemetry is
+    optional (``hookline[otel]``): where nothing imported OpenTelemetry, no span can be
+    current, and this imports nothing."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return None
+    span: Any = trace.get_current_span()
+    return span if span.is_recording() else None
+
+
+def recording() -> bool:
+    """Whether an OpenTelemetry span is recording here."""
+    return _span() is not None
+
+
+def span_event(event: HookEvent) -> None:
+    """A ``hookline.hook`` event on the current span, as a ``Runner``'s telemetry writes it:
+    the point, the outcome's tag, the deciding callback, the attempt, the error."""
+    span = _span()
+    if span is None:
+        return
+    attributes: dict[str, str | int] = {
+        "hookline.hook.point": event.point,
+        "hookline.hook.tag": event.outcome,
+        "hookline.attempt": event.attempt,
+    }
+    if event.callback is not None:
+        attributes["hookline.hook.callback"] = event.callback
+    if event.tool is not None:
+        attributes["gen_ai.tool.name"] = event.tool
+    if event.error is not None:
+        attributes["exception.type"] = type(event.error).__qualname__
+        attributes["exception.message"] = str(event.error)
+    span.add_event("hookline.hook", attributes)
 
 
 def _finish(awaitable: Any) -> None:

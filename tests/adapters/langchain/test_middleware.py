@@ -373,3 +373,29 @@ def test_pauses_never_resumed_are_forgotten_past_a_bound(monkeypatch: pytest.Mon
         state = agent.invoke({"messages": [HumanMessage("go")]}, config)
         assert state["__interrupt__"]
     assert [call for _, call in middleware._paused] == ["c1", "c2"]
+
+
+def test_decisions_are_span_events_naming_the_deciding_callback() -> None:
+    """Inside a recording OpenTelemetry span, each dispatch is a hookline.hook event; the
+    halted tool call's names the guard (no observer needed)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    class No:
+        def before_tool(self, ctx: ToolContext, /) -> Halt[ToolResult]:
+            return Halt(ToolResult("no", is_error=True))
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    spec = AgentSpec("a", (Turn(calls=(Call("t", {}, "c1"),)), Turn(text="ok")), {"t": lambda: "t"})
+    with provider.get_tracer("test").start_as_current_span("agent"):
+        _invoke(spec, [No()])
+    (span,) = exporter.get_finished_spans()
+    hooks = [dict(e.attributes or {}) for e in span.events if e.name == "hookline.hook"]
+    (halted,) = [h for h in hooks if h["hookline.hook.tag"] == "halt"]
+    assert halted["hookline.hook.point"] == "before_tool"
+    assert halted["gen_ai.tool.name"] == "t"
+    assert halted["hookline.attempt"] == 1
+    assert str(halted["hookline.hook.callback"]).endswith("No instance")
