@@ -39,6 +39,7 @@ demo: $(STAMP)
 	$(BIN)/python -m examples.approval
 	$(BIN)/python -m examples.providers
 	$(BIN)/python -m examples.mcp_guard
+	$(BIN)/python -m examples.langchain_guard
 
 # Every test under coverage.py (branches, the processes tests start too; the floor is
 # [tool.coverage.report] fail_under in pyproject.toml), then mypy, basedpyright, ruff and
