@@ -39,7 +39,8 @@ PA_STAMP := $(PA_VENV)/.installed
 $(LC_STAMP): pyproject.toml
 	test -x $(LC_VENV)/bin/python || $(PYTHON) -m venv $(LC_VENV)
 	$(LC_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(LC_VENV)/bin/python -m pip install --quiet -e '.[langchain]' 'pytest>=9.2' 'hypothesis>=6.170'
+	$(LC_VENV)/bin/python -m pip install --quiet -e '.[langchain]' 'pytest>=9.2' 'hypothesis>=6.170' \
+		'opentelemetry-sdk>=1.45'
 	touch $(LC_STAMP)
 
 # The scenario suite (tests/adapters) on a LangChain agent, the reference Runner beside it,
@@ -69,6 +70,7 @@ demo: $(STAMP)
 	$(BIN)/python -m examples.mcp_guard
 	$(BIN)/python -m examples.web_inbox
 	$(BIN)/python -m examples.structured
+	$(BIN)/python -m examples.langchain_guard
 
 # Every test under coverage.py (branches, the processes tests start too; the floor is
 # [tool.coverage.report] fail_under in pyproject.toml), then mypy, basedpyright, ruff and

@@ -87,6 +87,7 @@ def run_demo() -> Demo:
     answers: list[str] = []
     events: list[tuple[HookEvent, ...]] = []
     config: RunnableConfig = {"configurable": {"thread_id": "demo"}}
+    saver = InMemorySaver()  # the thread's history, across the four invocations
     for message in MESSAGES:
         audit = Audit()
         callbacks = [Guard(), RetryTransient(), RedactEmails(), audit]
@@ -94,16 +95,13 @@ def run_demo() -> Demo:
             model,
             tools=[StructuredTool.from_function(add), weather],
             middleware=[hookline_middleware(callbacks, name="assistant")],
-            checkpointer=_SAVER,
+            checkpointer=saver,
         )
         asked: InputAgentState = {"messages": [HumanMessage(message)]}
         state = agent.invoke(asked, config)  # pyright: ignore[reportUnknownMemberType]
         answers.append(str(state["messages"][-1].content))
         events.append(tuple(audit.events))
     return Demo(tuple(answers), tuple(events), model)
-
-
-_SAVER = InMemorySaver()  # the thread's history, across the four invocations
 
 
 def main() -> None:

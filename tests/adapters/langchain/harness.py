@@ -21,7 +21,7 @@ from hooks import Decision
 from runner.adapters.langchain import hookline_middleware, resume_value
 from tests.adapters.harness import AgentSpec, ModelDown, Report, Turn
 
-__all__ = ["FakeModel", "LangChainHarness", "build"]
+__all__ = ["FakeModel", "LangChainHarness", "answers", "build", "tool"]
 
 _ANY_ARGS: Mapping[str, Any] = {"type": "object", "properties": {}, "additionalProperties": True}
 
@@ -49,7 +49,7 @@ class FakeModel(GenericFakeChatModel):
         return ChatResult(generations=[ChatGeneration(message=item)])
 
 
-def _answers(turns: Sequence[Turn]) -> Iterator[AIMessage | str]:
+def answers(turns: Sequence[Turn]) -> Iterator[AIMessage | str]:
     """The turns as messages; an error turn is one the model raises ``ModelDown`` for."""
     for turn in turns:
         if turn.error is not None:
@@ -62,7 +62,7 @@ def _answers(turns: Sequence[Turn]) -> Iterator[AIMessage | str]:
             yield AIMessage(turn.text, tool_calls=calls)
 
 
-def _tool(name: str, fn: Callable[..., str]) -> BaseTool:
+def tool(name: str, fn: Callable[..., str]) -> BaseTool:
     return StructuredTool(
         name=name,
         description=f"the scenario's {name} tool",
@@ -73,11 +73,11 @@ def _tool(name: str, fn: Callable[..., str]) -> BaseTool:
 
 def build(spec: AgentSpec, callbacks: Sequence[object]) -> Any:
     """The agent of ``spec`` with ``callbacks`` guarding it and each of its sub-agents."""
-    tools = [_tool(name, fn) for name, fn in spec.tools.items()]
+    tools = [tool(name, fn) for name, fn in spec.tools.items()]
     for sub in spec.sub_agents:
         tools.append(_sub_agent(sub, callbacks))
     return create_agent(
-        FakeModel(messages=_answers(spec.turns)),
+        FakeModel(messages=answers(spec.turns)),
         tools=tools,
         middleware=[hookline_middleware(callbacks, name=spec.name)],
         checkpointer=InMemorySaver(),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -49,15 +51,124 @@ def test_max_attempts_and_name_are_checked() -> None:
         hookline_middleware([], name="")
 
 
-def test_an_async_hook_is_refused_at_construction() -> None:
-    """A LangChain agent invoked synchronously cannot await a hook: refused up front."""
+def test_an_async_hook_in_a_sync_invoke_is_invalid_callbacks() -> None:
+    """An agent run with invoke cannot await a hook: InvalidCallbacks before the call runs."""
 
     class Slow:
         async def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext]:
             return Cont(ctx)
 
+    ran: list[str] = []
+
+    def tool() -> str:
+        ran.append("t")
+        return "t"
+
+    spec = AgentSpec("a", (Turn(calls=(Call("t", {}, "c1"),)), Turn(text="x")), {"t": tool})
     with pytest.raises(InvalidCallbacks, match="before_tool is async"):
-        hookline_middleware([Slow()])
+        _invoke(spec, [Slow()])
+    assert ran == []
+
+
+async def _ainvoke(spec: AgentSpec, callbacks: list[object], config: Any = None) -> Any:
+    agent = build(spec, callbacks)
+    config = config or {"configurable": {"thread_id": "t"}}
+    return await agent.ainvoke({"messages": [HumanMessage("hi")]}, config), agent, config
+
+
+def test_async_hooks_guard_an_ainvoke_run() -> None:
+    """Under ainvoke: an async before_tool halts, an async wrap calls next twice, an async
+    observer is told, an async on_model_error falls back."""
+    told: list[tuple[str, str]] = []
+
+    class Guard:
+        async def before_tool(self, ctx: ToolContext, /) -> Cont[ToolContext] | Halt[ToolResult]:
+            if ctx.call.name == "rm":
+                return Halt(ToolResult("refused", is_error=True))
+            return Cont(ctx)
+
+        async def wrap_tool(
+            self,
+            ctx: ToolContext,
+            call_next: Callable[[ToolContext], Awaitable[Outcome[ToolResult]]],
+            /,
+        ) -> Outcome[ToolResult]:
+            await call_next(ctx)
+            return await call_next(ctx)
+
+        async def on_event(self, event: HookEvent, /) -> None:
+            told.append((event.point, event.outcome))
+
+    ran: list[str] = []
+
+    def tool(name: str) -> Callable[[], str]:
+        def run() -> str:
+            ran.append(name)
+            return name
+
+        return run
+
+    spec = AgentSpec(
+        "a",
+        (
+            Turn(calls=(Call("rm", {}, "c1"), Call("ls", {}, "c2"))),
+            Turn(text="listed"),
+        ),
+        {"rm": tool("rm"), "ls": tool("ls")},
+    )
+    state, _, _ = asyncio.run(_ainvoke(spec, [Guard()]))
+    assert state["messages"][-1].content == "listed"
+    assert ran == ["ls", "ls"]
+    assert ("before_tool", "halt") in told
+    assert ("wrap_tool", "success") in told
+
+
+def test_an_async_fallback_stands_in_for_a_failed_model_call() -> None:
+    """An async on_model_error's Fallback is the answer of an ainvoke run."""
+
+    class Fallback:
+        async def on_model_error(self, failure: Failure[Exception], ctx: ModelContext, /) -> Any:
+            from hooks import Fallback as Stand
+
+            return Stand(ModelResponse(text="fallback"))
+
+    state, _, _ = asyncio.run(_ainvoke(AgentSpec("a", (Turn(error="down"),)), [Fallback()]))
+    assert state["messages"][-1].content == "fallback"
+
+
+def test_an_ainvoke_run_pauses_and_resumes() -> None:
+    """An async guard's Pause interrupts an ainvoke run; resumed, the call runs with Edit's args."""
+    from langgraph.types import Command
+
+    decisions: list[object] = []
+
+    class Ask:
+        async def before_tool(self, ctx: ToolContext, /) -> Any:
+            from hooks import Pause
+
+            decisions.append(ctx.decision)
+            return Pause("ok?") if ctx.decision is None else Cont(ctx)
+
+    ran: list[object] = []
+
+    def pay(**args: object) -> str:
+        ran.append(args)
+        return "paid"
+
+    spec = AgentSpec(
+        "a", (Turn(calls=(Call("pay", {"amount": 5}, "c1"),)), Turn(text="done")), {"pay": pay}
+    )
+
+    async def go() -> Any:
+        state, agent, config = await _ainvoke(spec, [Ask()])
+        assert state["__interrupt__"]
+        resume: Command[Any] = Command(resume=resume_value(Edit({"amount": 1})))
+        return await agent.ainvoke(resume, config)
+
+    state = asyncio.run(go())
+    assert state["messages"][-1].content == "done"
+    assert ran == [{"amount": 1}]
+    assert decisions == [None, Edit({"amount": 1})]
 
 
 def test_a_misspelled_hook_is_refused_at_construction() -> None:
@@ -230,3 +341,61 @@ def test_a_halted_tool_result_reads_as_an_error() -> None:
     spec = AgentSpec("a", (Turn(calls=(Call("t", {}, "c1"),)), Turn(text="ok")), {"t": lambda: "t"})
     state = _invoke(spec, [No()])
     assert (state["messages"][2].content, state["messages"][2].status) == ("no", "error")
+
+
+def test_pauses_never_resumed_are_forgotten_past_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A middleware keeps the questions of at most _RUNS_KEPT paused calls, newest kept."""
+    from runner.adapters.langchain import _middleware
+
+    monkeypatch.setattr(_middleware, "_RUNS_KEPT", 2)
+
+    class Ask:
+        def before_tool(self, ctx: ToolContext, /) -> Any:
+            from hooks import Pause
+
+            return Pause("ok?")
+
+    middleware = hookline_middleware([Ask()])  # one middleware, three paused threads
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests.adapters.langchain.harness import FakeModel, answers, tool
+
+    for thread in range(3):
+        turns = (Turn(calls=(Call("t", {}, f"c{thread}"),)), Turn(text="x"))
+        agent = create_agent(
+            FakeModel(messages=answers(turns)),
+            tools=[tool("t", lambda: "t")],
+            middleware=[middleware],
+            checkpointer=InMemorySaver(),
+        )
+        config: Any = {"configurable": {"thread_id": str(thread)}}
+        state = agent.invoke({"messages": [HumanMessage("go")]}, config)
+        assert state["__interrupt__"]
+    assert [call for _, call in middleware._paused] == ["c1", "c2"]
+
+
+def test_decisions_are_span_events_naming_the_deciding_callback() -> None:
+    """Inside a recording OpenTelemetry span, each dispatch is a hookline.hook event; the
+    halted tool call's names the guard (no observer needed)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    class No:
+        def before_tool(self, ctx: ToolContext, /) -> Halt[ToolResult]:
+            return Halt(ToolResult("no", is_error=True))
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    spec = AgentSpec("a", (Turn(calls=(Call("t", {}, "c1"),)), Turn(text="ok")), {"t": lambda: "t"})
+    with provider.get_tracer("test").start_as_current_span("agent"):
+        _invoke(spec, [No()])
+    (span,) = exporter.get_finished_spans()
+    hooks = [dict(e.attributes or {}) for e in span.events if e.name == "hookline.hook"]
+    (halted,) = [h for h in hooks if h["hookline.hook.tag"] == "halt"]
+    assert halted["hookline.hook.point"] == "before_tool"
+    assert halted["gen_ai.tool.name"] == "t"
+    assert halted["hookline.attempt"] == 1
+    assert str(halted["hookline.hook.callback"]).endswith("No instance")
