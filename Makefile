@@ -47,7 +47,7 @@ $(LC_STAMP): pyproject.toml
 # the example and the docs' LangChain blocks, in .venv-langchain.
 test-langchain: $(LC_STAMP)
 	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/adapters
-	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/project/test_docs.py -k adapters
+	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/project/test_docs.py -k "adapters and not pydantic_ai"
 
 $(PA_STAMP): pyproject.toml
 	test -x $(PA_VENV)/bin/python || $(PYTHON) -m venv $(PA_VENV)
@@ -60,7 +60,7 @@ $(PA_STAMP): pyproject.toml
 # .venv-pydantic-ai.
 test-pydantic-ai: $(PA_STAMP)
 	$(PA_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/adapters
-	$(PA_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/project/test_docs.py -k adapters
+	$(PA_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/project/test_docs.py -k "adapters and not langchain"
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.quickstart

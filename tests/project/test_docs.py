@@ -100,9 +100,11 @@ def example() -> Block:
     )
 
 
-# Blocks that import an adapter's framework run where it imports: its own environment
-# (`make test-langchain` / `make test-pydantic-ai` run this module's blocks of
-# docs/adapters.md), and the main one, which has both extras.
+# Blocks that import an adapter's framework are named for it (``docs/adapters.md:12
+# needs langchain``): the main environment, which has both extras, runs every block;
+# each adapter's own environment (`make test-langchain` / `make test-pydantic-ai`)
+# selects the blocks of docs/adapters.md that need no other framework. Nothing skips: a
+# block whose framework is missing fails, naming it.
 NEEDS: Final = {"langchain": "test-langchain", "pydantic_ai": "test-pydantic-ai"}
 
 
@@ -116,17 +118,17 @@ def _needs(block: Block) -> list[str]:
 
 
 def _runnable(block: Block) -> object:
-    missing = [module for module in _needs(block) if find_spec(module) is None]
-    if not missing:
-        return pytest.param(block, id=block.name)
-    reason = f"needs {missing[0]}: runs in its environment (make {NEEDS[missing[0]]})"
-    return pytest.param(block, id=block.name, marks=pytest.mark.skip(reason=reason))
+    needs = _needs(block)
+    name = block.name if not needs else f"{block.name} needs {' '.join(needs)}"
+    return pytest.param(block, id=name)
 
 
 @pytest.mark.subprocess  # each block in a fresh interpreter: the slow lane
 @pytest.mark.parametrize("block", [_runnable(block) for block in programs()])
 def test_python_block_runs(block: Block, tmp_path: Path) -> None:
     """The block runs to its end: every assert in it holds, no warning is raised."""
+    missing = [module for module in _needs(block) if find_spec(module) is None]
+    assert not missing, f"{block.name} needs {missing[0]}: make {NEEDS[missing[0]]} runs it"
     run(block, tmp_path)
 
 
