@@ -9,16 +9,15 @@ Two contenders, each with a connection of its own to the same kind of server:
 * ``sdk``: ``await client.call_tool("add", {...})`` on an ``mcp.Client`` entered once;
 * ``hookline``: a whole ``Runner.arun`` of an agent whose model asks for ``notes_add``
   once, then answers: a guard reads ``ctx.tool.annotations`` in ``before_tool``, the
-  call crosses to the runner's MCP loop and back, the result is recorded, the model is
-  asked again. Everything a run adds to the call is counted against hookline;
+  call goes out on the runner's connection on this loop, the result is recorded, the
+  model is asked again. Everything a run adds to the call is counted against hookline;
 * ``plain``: the same run with a Python function tool in place of the MCP tool: a run's
   fixed cost (two model turns, the hooks, the record), which any tool pays.
 
 Printed: ``run/sdk`` (hookline over sdk) and ``mcp/sdk``: hookline less the plain run's
-fixed cost, over sdk -- what reaching the server through hookline (the guard, the hop
-to the runner's MCP loop and back, the deadline, the result's conversion) adds to the
-SDK's own call. Target: ``mcp/sdk`` at most 1.05x on each transport. It also prints
-the hop alone: a coroutine that does nothing, run on the runner's MCP loop and awaited.
+fixed cost, over sdk -- what reaching the server through hookline (the guard, the
+deadline, the result's conversion) adds to the SDK's own call. Target: ``mcp/sdk`` at
+most 1.05x on each transport.
 
 How it times: the contenders take turns, one round trip each, ``--calls`` times, each
 timed with ``time.perf_counter_ns``; the figure compared is each one's fast decile (its
@@ -41,7 +40,6 @@ from mcp import Client, StdioServerParameters, stdio_client
 
 from hooks import Cont
 from runner import Agent, MCPTools, ModelRequest, ModelResponse, Runner, ToolCall, ToolContext
-from runner._mcp.hub import Hub
 from tests.runner.mcp.conftest import STDIO, HTTPNotes
 
 TARGET: Final = 1.05
@@ -143,27 +141,8 @@ async def transport(name: str, sdk_target: Any, source: MCPTools, calls: int) ->
     return ratio
 
 
-async def hop(calls: int) -> None:
-    """Print the round trip of nothing to a runner's MCP loop and back: the hop every
-    MCP call of an async run takes (two thread wake-ups), without the server."""
-    hub = Hub()
-
-    async def nothing() -> None:
-        return None
-
-    async def there_and_back() -> None:
-        await hub.await_(nothing())
-
-    try:
-        times = await race({"hop": there_and_back}, calls)
-    finally:
-        hub.close()
-    print(f"  hop: p10 {percentile(times['hop'], 0.10):.1f} us to the MCP loop and back")
-
-
 async def measure(calls: int) -> dict[str, float]:
     """Both transports' ratios."""
-    await hop(calls)
     params = StdioServerParameters(command=STDIO[0], args=STDIO[1:])
     stdio = stdio_client(params, errlog=sys.__stderr__ or sys.stderr)
     ratios = {"stdio": await transport("stdio", stdio, MCPTools("notes", command=STDIO), calls)}
