@@ -18,6 +18,7 @@ import importlib
 import inspect
 import logging
 import os
+import select
 import signal
 import sys
 from collections.abc import Mapping
@@ -40,6 +41,7 @@ _PAGES: Final = 100  # tools/list pages read at most: a server that pages foreve
 MODE: Final = "auto"
 """How a connection agrees on the protocol (the SDK's ``Client(mode=)``): ``"auto"``
 asks the server and falls back to the handshake of older sessions."""
+_KILL_WAIT: Final = 2.0  # seconds a killed stdio server is given to die
 _ROUNDS: Final = 10  # tools/call rounds of one call at most (state echoed, listing read again)
 
 
@@ -208,11 +210,11 @@ class Connection:
         if owner is None or child is None or owner.done():
             return
         self._child = None
+        name = self.source.name
         logger.warning(
-            "MCP server %r: its connection's loop is gone; killing %d", self.source.name, child
+            "MCP server %r: its connection cannot close; killing process %d", name, child
         )
-        with contextlib.suppress(OSError):  # it has ended already
-            os.killpg(child, signal.SIGKILL)
+        _kill(child)
 
     async def _connected(self, tool: str | None) -> Any:
         """The connected client: a new owner task connects when there is none (the first
@@ -378,6 +380,23 @@ async def _list(client: Any) -> list[Any]:
         if not cursor:
             break
     return tools
+
+
+def _kill(pid: int) -> None:
+    """Kill process ``pid`` and its group, and wait (2 seconds at most) until it has died
+    where the system can tell (a Linux pidfd)."""
+    try:
+        dying: int | None = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # gone already, or no pidfd here: nothing to wait on
+        dying = None
+    try:
+        with contextlib.suppress(OSError):  # it has ended already
+            os.killpg(pid, signal.SIGKILL)
+        if dying is not None:
+            select.select([dying], [], [], _KILL_WAIT)
+    finally:
+        if dying is not None:
+            os.close(dying)
 
 
 def _child(transport: object) -> int | None:
