@@ -11,8 +11,8 @@ Two contenders, each with a connection of its own to the same kind of server:
   once, then answers: a guard reads ``ctx.tool.annotations`` in ``before_tool``, the
   call goes out on the runner's connection on this loop, the result is recorded, the
   model is asked again. Everything a run adds to the call is counted against hookline;
-* ``plain``: the same run with a Python function tool in place of the MCP tool: a run's
-  fixed cost (two model turns, the hooks, the record), which any tool pays.
+* ``plain``: the same run with an ``async`` Python function tool in place of the MCP
+  tool: a run's fixed cost (two model turns, the hooks, the record), which any tool pays.
 
 Printed: ``run/sdk`` (hookline over sdk) and ``mcp/sdk``: hookline less the plain run's
 fixed cost, over sdk -- what reaching the server through hookline (the guard, the
@@ -22,7 +22,10 @@ most 1.05x on each transport.
 How it times: the contenders take turns, one round trip each, ``--calls`` times, each
 timed with ``time.perf_counter_ns``; the figure compared is each one's fast decile (its
 10th percentile: the servers share the machine), with the median beside it. The cyclic
-GC is off while timing, as in ``timeit``.
+GC is off while timing, as in ``timeit``. Beside the round trips it prints the CPU time
+this thread spent on each (``time.thread_time_ns``, median), which a busy machine
+disturbs far less: hookline's less the plain run's less the SDK's is what reaching the
+server through hookline costs this process per call.
 """
 
 from __future__ import annotations
@@ -82,9 +85,11 @@ def percentile(times: list[int], fraction: float) -> float:
 
 async def race(
     contenders: dict[str, Callable[[], Awaitable[Any]]], calls: int
-) -> dict[str, list[int]]:
-    """Each contender ``calls`` times, taking turns; every round trip's time in ns."""
+) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Each contender ``calls`` times, taking turns; every round trip's time in ns, and
+    the CPU time this thread spent on it (in ns)."""
     times: dict[str, list[int]] = {name: [] for name in contenders}
+    cpu: dict[str, list[int]] = {name: [] for name in contenders}
     for fn in contenders.values():  # warm: connect, list, first calls
         for _ in range(5):
             await fn()
@@ -92,16 +97,18 @@ async def race(
     try:
         for _ in range(calls):
             for name, fn in contenders.items():
-                began = time.perf_counter_ns()
+                began, worked = time.perf_counter_ns(), time.thread_time_ns()
                 await fn()
                 times[name].append(time.perf_counter_ns() - began)
+                cpu[name].append(time.thread_time_ns() - worked)
     finally:
         gc.enable()
-    return times
+    return times, cpu
 
 
-def notes_add(a: int, b: int) -> int:
-    """Add two numbers (the plain run's tool, named as the MCP one is shown)."""
+async def notes_add(a: int, b: int) -> int:
+    """Add two numbers (the plain run's tool, named as the MCP one is shown; ``async``,
+    so an async run awaits it on its loop, as it does an MCP call: no worker thread)."""
     return a + b
 
 
@@ -127,16 +134,21 @@ async def transport(name: str, sdk_target: Any, source: MCPTools, calls: int) ->
                 result = await plain_runner.arun("add")
                 assert result.output == "5"
 
-            times = await race({"sdk": sdk, "hookline": hookline, "plain": plain}, calls)
+            times, cpu = await race({"sdk": sdk, "hookline": hookline, "plain": plain}, calls)
     fast = {who: percentile(spent, 0.10) for who, spent in times.items()}
     middle = {who: percentile(spent, 0.50) for who, spent in times.items()}
+    work = {who: percentile(spent, 0.50) for who, spent in cpu.items()}
     run_ratio = fast["hookline"] / fast["sdk"]
     ratio = (fast["hookline"] - fast["plain"]) / fast["sdk"]
+    excess = work["hookline"] - work["plain"] - work["sdk"]
     print(
         f"{name:>5}: sdk p10 {fast['sdk']:8.1f} us (median {middle['sdk']:8.1f})  "
         f"hookline p10 {fast['hookline']:8.1f} us (median {middle['hookline']:8.1f})  "
         f"plain run p10 {fast['plain']:6.1f} us\n"
-        f"       run/sdk {run_ratio:.3f}x  mcp/sdk {ratio:.3f}x (target <= {TARGET}x)"
+        f"       run/sdk {run_ratio:.3f}x  mcp/sdk {ratio:.3f}x (target <= {TARGET}x)\n"
+        f"       CPU of this process, median: sdk {work['sdk']:6.1f} us  hookline "
+        f"{work['hookline']:6.1f} us  plain run {work['plain']:6.1f} us  "
+        f"MCP call's excess {excess:+6.1f} us"
     )
     return ratio
 

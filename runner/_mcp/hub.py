@@ -177,8 +177,8 @@ def _close_on(loop: asyncio.AbstractEventLoop, connections: list[Connection], un
         elif not loop.is_running():
             loop.run_until_complete(closing)  # stopped: run here until they closed
         else:
-            _wait_for(loop, asyncio.run_coroutine_threadsafe(closing, loop), until)
-    except (RuntimeError, concurrent.futures.CancelledError):
+            _wait_for(loop, asyncio.run_coroutine_threadsafe(closing, loop), connections, until)
+    except RuntimeError:
         # The loop closed, started elsewhere or ended its tasks meanwhile, or another
         # runs in this thread: whatever owner is left is abandoned below.
         if inspect.getcoroutinestate(closing) == inspect.CORO_CREATED:
@@ -190,17 +190,23 @@ def _close_on(loop: asyncio.AbstractEventLoop, connections: list[Connection], un
 
 
 def _wait_for(
-    loop: asyncio.AbstractEventLoop, closing: concurrent.futures.Future[None], until: float
+    loop: asyncio.AbstractEventLoop,
+    closing: concurrent.futures.Future[None],
+    connections: list[Connection],
+    until: float,
 ) -> None:
-    """Wait for ``closing`` while ``loop`` may still run it, by ``until`` at the latest."""
-    while not closing.done() and not loop.is_closed():
+    """Wait, while ``loop`` may still run them and by ``until`` at the latest, for
+    ``closing`` and for the owners of ``connections`` to end (a loop that ends its tasks
+    cancels ``closing``, and its owners then end on their own)."""
+    while not loop.is_closed() and not (closing.done() and all(c.ended() for c in connections)):
         left = until - time.monotonic()
         if left <= 0:
             closing.cancel()
             return
-        concurrent.futures.wait((closing,), timeout=min(_LOOK, left))
-    if closing.done():
-        closing.result()
+        if closing.done():
+            time.sleep(min(_LOOK, left))  # the owners' own ends: nothing to wait on
+        else:
+            concurrent.futures.wait((closing,), timeout=min(_LOOK, left))
 
 
 async def _close_all(connections: list[Connection]) -> None:
