@@ -241,11 +241,12 @@ class Connection:
 
     async def _own(self, opened: asyncio.Future[Any], stop: asyncio.Event) -> None:
         """The connection's whole life, in this one task: connect, list, wait, close."""
+        child: int | None = None
         try:
             async with AsyncExitStack() as stack:
                 made, transport = await self._client_for(stack)
                 client = await stack.enter_async_context(made)
-                self._child = _child(transport)
+                self._child = child = _child(transport)
                 tools = listing(self.source, await _list(client))
                 self._tools, self._stale = tools, False
                 opened.set_result(client)
@@ -263,8 +264,9 @@ class Connection:
                 raise
             if not stop.is_set():
                 logger.warning("MCP server %r: connection lost: %r", self.source.name, exc)
-        finally:
-            self._child = None  # the SDK stopped it, or it had ended
+        finally:  # the SDK stopped it, or it had ended; a successor's is left alone
+            if child is not None and self._child == child:
+                self._child = None
 
     async def _until(self, client: Any, stop: asyncio.Event) -> None:
         """Wait for ``stop``; a modern session that lists changes gets them meanwhile."""
@@ -394,7 +396,9 @@ def _kill(pid: int) -> None:
     except (AttributeError, OSError):  # gone already, or no pidfd here: nothing to wait on
         dying = None
     try:
-        with contextlib.suppress(OSError):  # it has ended already
+        # OSError: it has ended already; AttributeError: no process groups (Windows,
+        # where the SDK's job object ends the server with this process)
+        with contextlib.suppress(OSError, AttributeError):
             os.killpg(pid, signal.SIGKILL)
         if dying is not None:
             select.select([dying], [], [], _KILL_WAIT)
