@@ -24,8 +24,9 @@ timed with ``time.perf_counter_ns``; the figure compared is each one's fast deci
 10th percentile: the servers share the machine), with the median beside it. The cyclic
 GC is off while timing, as in ``timeit``. Beside the round trips it prints the CPU time
 this thread spent on each (``time.thread_time_ns``, median), which a busy machine
-disturbs far less: hookline's less the plain run's less the SDK's is what reaching the
-server through hookline costs this process per call.
+disturbs less: hookline's less the plain run's less the SDK's is what reaching the
+server through hookline costs per call (work on another thread is not counted: the
+figure means nothing for a call that crosses to one).
 """
 
 from __future__ import annotations
