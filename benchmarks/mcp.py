@@ -22,7 +22,9 @@ most 1.05x on each transport.
 How it times: the contenders take turns, one round trip each, ``--calls`` times, each
 timed with ``time.perf_counter_ns``; the figure compared is each one's fast decile (its
 10th percentile: the servers share the machine), with the median beside it. The cyclic
-GC is off while timing, as in ``timeit``. Beside the round trips it prints the CPU time
+GC is off while timing, as in ``timeit``. It also prints ``mcp/sdk`` paired by round (the
+median of each round's hookline less plain over sdk), which a slow spell of the machine
+moves less, as all three of a round share it. Beside the round trips it prints the CPU time
 this thread spent on each (``time.thread_time_ns``, median), which a busy machine
 disturbs less: hookline's less the plain run's less the SDK's is what reaching the
 server through hookline costs per call (work on another thread is not counted: the
@@ -142,11 +144,14 @@ async def transport(name: str, sdk_target: Any, source: MCPTools, calls: int) ->
     run_ratio = fast["hookline"] / fast["sdk"]
     ratio = (fast["hookline"] - fast["plain"]) / fast["sdk"]
     excess = work["hookline"] - work["plain"] - work["sdk"]
+    rounds = zip(times["hookline"], times["plain"], times["sdk"], strict=True)
+    paired = sorted((mcp - plain) / sdk for mcp, plain, sdk in rounds)[len(times["sdk"]) // 2]
     print(
         f"{name:>5}: sdk p10 {fast['sdk']:8.1f} us (median {middle['sdk']:8.1f})  "
         f"hookline p10 {fast['hookline']:8.1f} us (median {middle['hookline']:8.1f})  "
         f"plain run p10 {fast['plain']:6.1f} us\n"
-        f"       run/sdk {run_ratio:.3f}x  mcp/sdk {ratio:.3f}x (target <= {TARGET}x)\n"
+        f"       run/sdk {run_ratio:.3f}x  mcp/sdk {ratio:.3f}x (target <= {TARGET}x)  "
+        f"paired by round, median {paired:.3f}x\n"
         f"       CPU of this process, median: sdk {work['sdk']:6.1f} us  hookline "
         f"{work['hookline']:6.1f} us  plain run {work['plain']:6.1f} us  "
         f"MCP call's excess {excess:+6.1f} us"
