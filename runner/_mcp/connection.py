@@ -18,8 +18,6 @@ import importlib
 import inspect
 import logging
 import os
-import select
-import signal
 import sys
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
@@ -29,6 +27,7 @@ from typing import Any, Final, TextIO, cast, final
 from hooks import ToolResult
 from hooks._slots import slot_init
 from runner._errors import MCPError, MCPInputRequired, MCPTimeout
+from runner._mcp.child import Child
 from runner._mcp.listed import Listing, MCPTool, listing
 from runner._mcp.results import to_result
 from runner._mcp.source import MCPTools
@@ -41,7 +40,6 @@ _PAGES: Final = 100  # tools/list pages read at most: a server that pages foreve
 MODE: Final = "auto"
 """How a connection agrees on the protocol (the SDK's ``Client(mode=)``): ``"auto"``
 asks the server and falls back to the handshake of older sessions."""
-_KILL_WAIT: Final = 2.0  # seconds a killed stdio server is given to die
 _ROUNDS: Final = 10  # tools/call rounds of one call at most (state echoed, listing read again)
 
 
@@ -70,7 +68,7 @@ class Connection:
         self._opened: asyncio.Future[Any] | None = None  # the client, once connected
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
-        self._child: int | None = None  # the stdio server's process id, while connected
+        self._child: Child | None = None  # the stdio server's process, while connected
 
     def current(self) -> Listing | None:
         """The tools listed, when connected and none changed since (safe from any thread,
@@ -216,9 +214,9 @@ class Connection:
         self._child = None
         name = self.source.name
         logger.warning(
-            "MCP server %r: its connection cannot close; killing process %d", name, child
+            "MCP server %r: its connection cannot close; killing process %d", name, child.pid
         )
-        _kill(child)
+        child.kill()
 
     async def _connected(self, tool: str | None) -> Any:
         """The connected client: a new owner task connects when there is none (the first
@@ -241,16 +239,20 @@ class Connection:
 
     async def _own(self, opened: asyncio.Future[Any], stop: asyncio.Event) -> None:
         """The connection's whole life, in this one task: connect, list, wait, close."""
-        child: int | None = None
+        child: Child | None = None
         try:
             async with AsyncExitStack() as stack:
                 made, transport = await self._client_for(stack)
                 client = await stack.enter_async_context(made)
-                self._child = child = _child(transport)
+                self._child = child = Child.of(transport)
                 tools = listing(self.source, await _list(client))
                 self._tools, self._stale = tools, False
                 opened.set_result(client)
-                await self._until(client, stop)
+                try:
+                    await self._until(client, stop)
+                finally:  # ended first, so a cancel cutting the SDK's stop short harms nothing
+                    if child is not None:
+                        await child.stop()
         except BaseException as exc:  # the connection ended: refused, lost, or closed
             if not opened.done():
                 opened.set_exception(
@@ -264,9 +266,11 @@ class Connection:
                 raise
             if not stop.is_set():
                 logger.warning("MCP server %r: connection lost: %r", self.source.name, exc)
-        finally:  # the SDK stopped it, or it had ended; a successor's is left alone
-            if child is not None and self._child == child:
-                self._child = None
+        finally:  # the SDK stopped it, or it had ended, or it is ended here
+            if child is not None:
+                child.end(self.source.name)
+                if self._child is child:  # a successor's is left alone
+                    self._child = None
 
     async def _until(self, client: Any, stop: asyncio.Event) -> None:
         """Wait for ``stop``; a modern session that lists changes gets them meanwhile."""
@@ -386,34 +390,6 @@ async def _list(client: Any) -> list[Any]:
         if not cursor:
             break
     return tools
-
-
-def _kill(pid: int) -> None:
-    """Kill process ``pid`` and its group, and wait (2 seconds at most) until it has died
-    where the system can tell (a Linux pidfd)."""
-    try:
-        dying: int | None = os.pidfd_open(pid)
-    except (AttributeError, OSError):  # gone already, or no pidfd here: nothing to wait on
-        dying = None
-    try:
-        # OSError: it has ended already; AttributeError: no process groups (Windows,
-        # where the SDK's job object ends the server with this process)
-        with contextlib.suppress(OSError, AttributeError):
-            os.killpg(pid, signal.SIGKILL)
-        if dying is not None:
-            select.select([dying], [], [], _KILL_WAIT)
-    finally:
-        if dying is not None:
-            os.close(dying)
-
-
-def _child(transport: object) -> int | None:
-    """The process id of the server the SDK's entered stdio transport started (its
-    generator's frame holds the process); ``None`` when there is none to read."""
-    frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
-    process: object = None if frame is None else frame.f_locals.get("process")
-    pid: object = getattr(process, "pid", None)
-    return pid if type(pid) is int else None
 
 
 def _errlog() -> TextIO:

@@ -213,11 +213,70 @@ def test_a_hub_closed_on_its_connections_loop_closes_them_there() -> None:
         hub = hub_module.Hub()
         connection = hub.on_loop(MCPTools("notes", command=STDIO))
         await connection.listing()
-        pid = connection._child
-        assert pid is not None
+        child = connection._child
+        assert child is not None
+        pid = child.pid
         assert alive(pid)
         hub.close()
         await asyncio.gather(*hub_module._CLOSING)
         return pid
 
     assert not alive(asyncio.run(main()))
+
+
+def test_a_loop_that_ends_while_its_server_stops_still_stops_it() -> None:
+    """``asyncio.run`` ending while the connection's owner is stopping the stdio server
+    (a runner closed just before: ``with Runner(...)`` left at the end of ``main``)
+    cancels the owner halfway through: the loop still ends (nothing waits for ever on a
+    server left running), the server has stopped, and nothing is left unclosed."""
+    agent = Agent("ops", Pids(), tools=[MCPTools("notes", command=STDIO)])
+    runner = Runner(agent)
+
+    async def main() -> int:
+        (pid,) = await pids(runner, 1)
+        connection = runner._launcher._hub.on_loop(agent.sources[0])  # type: ignore[union-attr]
+        stop = connection._stop
+        assert stop is not None
+        stop.set()  # the owner leaves the client: the server is being stopped
+        for _ in range(8):
+            await asyncio.sleep(0)
+        return pid  # the loop ends now, its tasks cancelled: the owner's stop among them
+
+    ended: list[int] = []
+    thread = threading.Thread(target=lambda: ended.append(asyncio.run(main())), daemon=True)
+    thread.start()
+    thread.join(60)  # a watchdog, not a timing: a hung loop never ends
+    assert not thread.is_alive()
+    gc.collect()  # an unclosed transport would warn here, as an error
+    assert not alive(ended[0])
+    runner.close()
+
+
+def test_a_servers_stop_holds_off_a_cancel_until_the_server_ended() -> None:
+    """The owner's own stop of a stdio server (stdin closed, its exit awaited) is not cut
+    short by a cancel: the cancel is raised once the server has ended."""
+    from runner._mcp import hub as hub_module
+
+    async def main() -> tuple[bool, int]:
+        hub = hub_module.Hub()
+        connection = hub.on_loop(MCPTools("notes", command=STDIO))
+        await connection.listing()
+        child = connection._child
+        assert child is not None
+        stopping = asyncio.create_task(child.stop())
+        await asyncio.sleep(0)
+        stopping.cancel()
+        try:
+            await stopping
+        except asyncio.CancelledError:
+            cancelled = True
+        else:
+            cancelled = False
+        ended = not alive(child.pid)
+        hub.close()
+        await asyncio.gather(*hub_module._CLOSING)
+        return cancelled and ended, child.pid
+
+    held, pid = asyncio.run(main())
+    assert held
+    assert not alive(pid)
