@@ -26,7 +26,6 @@ logger: Final = logging.getLogger("runner")
 
 _KILL_WAIT: Final = 2.0  # seconds a killed server is given to die
 _STOP_WAIT: Final = 2.0  # seconds a server is given to exit once its stdin closed
-_LOOK: Final = 0.01  # seconds between looks at a stopping server
 
 
 @final
@@ -62,16 +61,25 @@ class Child:
         with contextlib.suppress(Exception):  # closed already
             process.stdin.close()
         loop = asyncio.get_running_loop()
-        until = loop.time() + _STOP_WAIT
-        cancelled = False
-        while process.returncode is None:  # set by the loop's child watcher
-            if loop.time() >= until:
-                self.kill()
-                break
-            try:
-                await asyncio.sleep(_LOOK)
-            except asyncio.CancelledError:
-                cancelled = True  # held: a server left running would hang the SDK's stop
+        until, killed, cancelled = loop.time() + _STOP_WAIT, False, False
+        exited: asyncio.Task[int] = loop.create_task(process.wait())
+        try:
+            while process.returncode is None:  # set by the loop's child watcher
+                left = until - loop.time()
+                if left <= 0:
+                    if killed:  # not even a kill ends it: the SDK's own stop goes on
+                        break
+                    self.kill()
+                    until, killed = loop.time() + _KILL_WAIT, True
+                    continue
+                if exited.done():  # cancelled as its loop ends: wait again
+                    exited = loop.create_task(process.wait())
+                try:
+                    await asyncio.wait((exited,), timeout=left)
+                except asyncio.CancelledError:
+                    cancelled = True  # held: a server left running would hang the SDK's stop
+        finally:
+            exited.cancel()
         if cancelled:
             raise asyncio.CancelledError
 
