@@ -1,8 +1,9 @@
 """``Connection``: one server's connection on one event loop, and its one owner task.
 
 The owner task enters the SDK's ``mcp.Client`` (transport, session, handshake), lists the
-tools, then waits until asked to close, and leaves the client in the same task it entered
-it (anyio's cancel scopes require it). Calls are the callers' own tasks on the same loop,
+tools, then waits until asked to close (or cancelled), stops a stdio server itself
+(``Child.stop``), and leaves the client in the same task it entered it (anyio's cancel
+scopes require it). Calls are the callers' own tasks on the same loop,
 as many at once as come; the SDK's session pairs each answer with its request. When the
 connection is lost (the server restarted, the stdio process died), the call under way
 fails with a transient ``MCPError`` and the owner ends; the next call connects again.

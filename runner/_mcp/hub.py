@@ -9,8 +9,8 @@ blocks until it ends. Several runs at once on one loop (or on the hub's) share i
 connection.
 
 A connection ends with its loop: ``asyncio.run`` cancels the owner task as it finishes,
-and the owner leaves the client (a stdio child is stopped by the SDK: its stdin closed,
-then terminated, then killed); the next run, on a new loop, connects anew. ``close`` ends
+and the owner leaves the client (a stdio child stopped first: ``child``); the next run,
+on a new loop, connects anew. ``close`` ends
 every owner still open -- on a loop running in another thread by a task sent to it, on a
 stopped loop by running it in the closing thread -- and stops the hub's thread; a stdio
 child whose loop closed with its owner pending, or whose owner did not end within 10
