@@ -21,8 +21,9 @@ from typing import Final, final
 
 from hooks import ToolInfo, ToolSpec
 from runner._agent import Agent
-from runner._mcp.hub import Hub
+from runner._mcp.hub import Connection, Hub
 from runner._mcp.listed import Listing, MCPTool
+from runner._mcp.source import MCPTools
 
 __all__ = ["Toolbox"]
 
@@ -49,7 +50,7 @@ class Toolbox(Mapping[str, ToolInfo]):
         hub, is_async = self._hub, self._is_async
         listings: list[Listing] = []
         for source, last in zip(self._agent.sources, self._listings, strict=True):
-            connection = hub.on_loop(source) if is_async else hub.connection(source)
+            connection = self._connection(source)
             current = connection.current()
             if current is not None:  # connected, unchanged: nothing to wait for
                 listings.append(current)
@@ -68,6 +69,12 @@ class Toolbox(Mapping[str, ToolInfo]):
         if any(new is not old for new, old in zip(listings, self._listings, strict=True)):
             self._merge(tuple(listings))
         return self.specs
+
+    def _connection(self, source: MCPTools) -> Connection:
+        """The run's connection to ``source``: an async run's on its own loop, a sync
+        run's on the hub's."""
+        hub = self._hub
+        return hub.on_loop(source) if self._is_async else hub.connection(source)
 
     def find(self, name: str) -> MCPTool | None:
         """The listed tool the model calls ``name``, if a server lists it."""
