@@ -74,10 +74,12 @@ class Connection:
     def current(self) -> Listing | None:
         """The tools listed, when connected and none changed since (safe from any thread,
         no wait): what a model request offers without awaiting the connection."""
-        opened, stop = self._opened, self._stop
+        opened, stop, owner = self._opened, self._stop, self._owner
         if (
             opened is None
             or stop is None
+            or owner is None
+            or owner.done()  # ended with its loop
             or stop.is_set()
             or self._stale
             or not opened.done()

@@ -29,6 +29,7 @@ from collections.abc import Coroutine, Mapping
 from typing import Any, Final, TypeVar, final
 
 from runner._mcp.connection import Answer, Connection
+from runner._mcp.listed import Listing
 from runner._mcp.source import MCPTools
 
 __all__ = ["Answer", "Connection", "Hub"]
@@ -80,6 +81,18 @@ class Hub:
                         connection.abandon()
                 group = self._looped[loop] = {}
             return _made(group, source)
+
+    def current(self, source: MCPTools) -> Listing | None:
+        """What ``source`` lists now on any of its connections (the hub's first, then each
+        loop's), when one is connected and unchanged; safe from any thread, no wait."""
+        with self._lock:
+            made = [self._connections.get(id(source))]
+            made += [group.get(id(source)) for group in self._looped.values()]
+        for connection in made:
+            listed = None if connection is None else connection.current()
+            if listed is not None:
+                return listed
+        return None
 
     def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Run ``work`` on the hub's loop (started on first use); its future."""

@@ -23,6 +23,7 @@ from runner import (
     ToolCall,
     ToolResult,
 )
+from tests.helpers.mcp_servers import notes_server
 from tests.helpers.runs import calling
 from tests.runner.mcp.conftest import STDIO
 from tests.runner.mcp.test_lifecycle import Meets, alive, results, scripted
@@ -280,3 +281,28 @@ def test_a_servers_stop_holds_off_a_cancel_until_the_server_ended() -> None:
     held, pid = asyncio.run(main())
     assert held
     assert not alive(pid)
+
+
+def test_what_a_server_lists_is_known_from_any_loops_connection() -> None:
+    """``Hub.current``: a server's listing, from whichever connection has it -- an async
+    run's on its loop as much as a sync run's -- and none once that loop has ended."""
+    from runner._mcp import hub as hub_module
+
+    source = MCPTools("notes", server=notes_server())
+    hub = hub_module.Hub()
+
+    async def listed() -> list[str] | None:
+        await hub.on_loop(source).listing()
+        here = hub.current(source)
+        return None if here is None else [tool.remote for tool in here]
+
+    try:
+        assert hub.current(source) is None
+        with asyncio.Runner() as loop:
+            names = loop.run(listed())
+            assert names is not None
+            assert "add" in names
+            assert hub.current(source) is not None
+        assert hub.current(source) is None
+    finally:
+        hub.close()
