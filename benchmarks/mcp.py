@@ -9,21 +9,26 @@ Two contenders, each with a connection of its own to the same kind of server:
 * ``sdk``: ``await client.call_tool("add", {...})`` on an ``mcp.Client`` entered once;
 * ``hookline``: a whole ``Runner.arun`` of an agent whose model asks for ``notes_add``
   once, then answers: a guard reads ``ctx.tool.annotations`` in ``before_tool``, the
-  call crosses to the runner's MCP loop and back, the result is recorded, the model is
-  asked again. Everything a run adds to the call is counted against hookline;
-* ``plain``: the same run with a Python function tool in place of the MCP tool: a run's
-  fixed cost (two model turns, the hooks, the record), which any tool pays.
+  call goes out on the runner's connection on this loop, the result is recorded, the
+  model is asked again. Everything a run adds to the call is counted against hookline;
+* ``plain``: the same run with an ``async`` Python function tool in place of the MCP
+  tool: a run's fixed cost (two model turns, the hooks, the record), which any tool pays.
 
 Printed: ``run/sdk`` (hookline over sdk) and ``mcp/sdk``: hookline less the plain run's
-fixed cost, over sdk -- what reaching the server through hookline (the guard, the hop
-to the runner's MCP loop and back, the deadline, the result's conversion) adds to the
-SDK's own call. Target: ``mcp/sdk`` at most 1.05x on each transport. It also prints
-the hop alone: a coroutine that does nothing, run on the runner's MCP loop and awaited.
+fixed cost, over sdk -- what reaching the server through hookline (the guard, the
+deadline, the result's conversion) adds to the SDK's own call. Target: ``mcp/sdk`` at
+most 1.05x on each transport.
 
 How it times: the contenders take turns, one round trip each, ``--calls`` times, each
 timed with ``time.perf_counter_ns``; the figure compared is each one's fast decile (its
 10th percentile: the servers share the machine), with the median beside it. The cyclic
-GC is off while timing, as in ``timeit``.
+GC is off while timing, as in ``timeit``. It also prints ``mcp/sdk`` paired by round (the
+median of each round's hookline less plain over sdk), which a slow spell of the machine
+moves less, as all three of a round share it. Beside the round trips it prints the CPU time
+this thread spent on each (``time.thread_time_ns``, median), which a busy machine
+disturbs less: hookline's less the plain run's less the SDK's is what reaching the
+server through hookline costs per call (work on another thread is not counted: the
+figure means nothing for a call that crosses to one).
 """
 
 from __future__ import annotations
@@ -41,7 +46,6 @@ from mcp import Client, StdioServerParameters, stdio_client
 
 from hooks import Cont
 from runner import Agent, MCPTools, ModelRequest, ModelResponse, Runner, ToolCall, ToolContext
-from runner._mcp.hub import Hub
 from tests.runner.mcp.conftest import STDIO, HTTPNotes
 
 TARGET: Final = 1.05
@@ -84,9 +88,11 @@ def percentile(times: list[int], fraction: float) -> float:
 
 async def race(
     contenders: dict[str, Callable[[], Awaitable[Any]]], calls: int
-) -> dict[str, list[int]]:
-    """Each contender ``calls`` times, taking turns; every round trip's time in ns."""
+) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Each contender ``calls`` times, taking turns; every round trip's time in ns, and
+    the CPU time this thread spent on it (in ns)."""
     times: dict[str, list[int]] = {name: [] for name in contenders}
+    cpu: dict[str, list[int]] = {name: [] for name in contenders}
     for fn in contenders.values():  # warm: connect, list, first calls
         for _ in range(5):
             await fn()
@@ -94,16 +100,18 @@ async def race(
     try:
         for _ in range(calls):
             for name, fn in contenders.items():
-                began = time.perf_counter_ns()
+                began, worked = time.perf_counter_ns(), time.thread_time_ns()
                 await fn()
                 times[name].append(time.perf_counter_ns() - began)
+                cpu[name].append(time.thread_time_ns() - worked)
     finally:
         gc.enable()
-    return times
+    return times, cpu
 
 
-def notes_add(a: int, b: int) -> int:
-    """Add two numbers (the plain run's tool, named as the MCP one is shown)."""
+async def notes_add(a: int, b: int) -> int:
+    """Add two numbers (the plain run's tool, named as the MCP one is shown; ``async``,
+    so an async run awaits it on its loop, as it does an MCP call: no worker thread)."""
     return a + b
 
 
@@ -129,41 +137,30 @@ async def transport(name: str, sdk_target: Any, source: MCPTools, calls: int) ->
                 result = await plain_runner.arun("add")
                 assert result.output == "5"
 
-            times = await race({"sdk": sdk, "hookline": hookline, "plain": plain}, calls)
+            times, cpu = await race({"sdk": sdk, "hookline": hookline, "plain": plain}, calls)
     fast = {who: percentile(spent, 0.10) for who, spent in times.items()}
     middle = {who: percentile(spent, 0.50) for who, spent in times.items()}
+    work = {who: percentile(spent, 0.50) for who, spent in cpu.items()}
     run_ratio = fast["hookline"] / fast["sdk"]
     ratio = (fast["hookline"] - fast["plain"]) / fast["sdk"]
+    excess = work["hookline"] - work["plain"] - work["sdk"]
+    rounds = zip(times["hookline"], times["plain"], times["sdk"], strict=True)
+    paired = sorted((mcp - plain) / sdk for mcp, plain, sdk in rounds)[len(times["sdk"]) // 2]
     print(
         f"{name:>5}: sdk p10 {fast['sdk']:8.1f} us (median {middle['sdk']:8.1f})  "
         f"hookline p10 {fast['hookline']:8.1f} us (median {middle['hookline']:8.1f})  "
         f"plain run p10 {fast['plain']:6.1f} us\n"
-        f"       run/sdk {run_ratio:.3f}x  mcp/sdk {ratio:.3f}x (target <= {TARGET}x)"
+        f"       run/sdk {run_ratio:.3f}x  mcp/sdk {ratio:.3f}x (target <= {TARGET}x)  "
+        f"paired by round, median {paired:.3f}x\n"
+        f"       CPU of this process, median: sdk {work['sdk']:6.1f} us  hookline "
+        f"{work['hookline']:6.1f} us  plain run {work['plain']:6.1f} us  "
+        f"MCP call's excess {excess:+6.1f} us"
     )
     return ratio
 
 
-async def hop(calls: int) -> None:
-    """Print the round trip of nothing to a runner's MCP loop and back: the hop every
-    MCP call of an async run takes (two thread wake-ups), without the server."""
-    hub = Hub()
-
-    async def nothing() -> None:
-        return None
-
-    async def there_and_back() -> None:
-        await hub.await_(nothing())
-
-    try:
-        times = await race({"hop": there_and_back}, calls)
-    finally:
-        hub.close()
-    print(f"  hop: p10 {percentile(times['hop'], 0.10):.1f} us to the MCP loop and back")
-
-
 async def measure(calls: int) -> dict[str, float]:
     """Both transports' ratios."""
-    await hop(calls)
     params = StdioServerParameters(command=STDIO[0], args=STDIO[1:])
     stdio = stdio_client(params, errlog=sys.__stderr__ or sys.stderr)
     ratios = {"stdio": await transport("stdio", stdio, MCPTools("notes", command=STDIO), calls)}

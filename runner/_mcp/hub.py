@@ -1,43 +1,35 @@
-"""``Hub``: a runner's MCP connections, on an event loop thread of their own.
+"""``Hub``: a runner's MCP connections, one per server and event loop.
 
-Every connection of one runner lives on one event loop, run by one daemon thread the
-hub starts on first use. Whatever calls (a sync ``run`` with no event loop, an
-``arun`` or a ``stream`` on any loop, several runs at once) submits the work to that
-loop (``asyncio.run_coroutine_threadsafe``) and waits for it: a sync run blocks on the
-future, an async run awaits it, so a connection outlives the loop of any one run, and
-a cancelled run cancels its call on the hub's loop.
+An async run (``arun``, ``stream``) calls a server on its own event loop: the hub keeps a
+connection per server on each loop that asked for one, made there on first use, and the
+run's tasks call the SDK's session directly, with no thread to cross. A sync run (no
+loop) uses the hub's own loop instead, run by a daemon thread the hub starts on first
+such use: the work is submitted to it (``asyncio.run_coroutine_threadsafe``) and the run
+blocks until it ends. Several runs at once on one loop (or on the hub's) share its
+connection.
 
-Each connection has one owner task: it enters the SDK's ``mcp.Client`` (transport,
-session, handshake), lists the tools, then waits until asked to close, and leaves the
-client in the same task it entered it (anyio's cancel scopes require it). The calls are
-tasks of their own on the same loop, as many at once as come; the SDK's session pairs
-each answer with its request. When the connection is lost (the server restarted, the
-stdio process died), the call under way fails with a transient ``MCPError`` and the
-owner ends; the next call connects again. ``close`` ends every owner (a stdio child is
-stopped by the SDK: its stdin closed, then terminated, then killed) and the thread.
+A connection ends with its loop: ``asyncio.run`` cancels the owner task as it finishes,
+and the owner leaves the client (a stdio child stopped first: ``child``); the next run,
+on a new loop, connects anew. ``close`` ends
+every owner still open -- on a loop running in another thread by a task sent to it, on a
+stopped loop by running it in the closing thread -- and stops the hub's thread; a stdio
+child whose loop closed with its owner pending, or whose owner did not end within 10
+seconds, is killed (its process group). Nothing waits on a loop that cannot run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
-import importlib
 import inspect
 import logging
-import os
-import sys
 import threading
+import time
 from collections.abc import Coroutine, Mapping
-from contextlib import AsyncExitStack
-from dataclasses import dataclass
-from typing import Any, Final, TextIO, TypeVar, cast, final
+from typing import Any, Final, TypeVar, final
 
-from hooks import ToolResult
-from hooks._slots import slot_init
-from runner._errors import MCPError, MCPInputRequired, MCPTimeout
-from runner._mcp.listed import Listing, MCPTool, listing
-from runner._mcp.results import to_result
+from runner._mcp.connection import Answer, Connection
+from runner._mcp.listed import Listing
 from runner._mcp.source import MCPTools
 
 __all__ = ["Answer", "Connection", "Hub"]
@@ -47,66 +39,78 @@ logger: Final = logging.getLogger("runner")
 T = TypeVar("T")
 
 _CLOSE_WAIT: Final = 10.0  # seconds close() waits for the connections to end
-_PAGES: Final = 100  # tools/list pages read at most: a server that pages forever cannot hang
-MODE: Final = "auto"
-"""How a connection agrees on the protocol (the SDK's ``Client(mode=)``): ``"auto"``
-asks the server and falls back to the handshake of older sessions."""
-_ROUNDS: Final = 10  # tools/call rounds of one call at most (state echoed, listing read again)
-
-
-@final
-@slot_init
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """A human's answer to a question a call asked: ``value`` (``None``: declined), sent
-    for the server's ``key`` with the ``state`` it gave."""
-
-    key: str
-    state: str | None
-    value: Mapping[str, Any] | None
+_LOOK: Final = 0.05  # seconds between close()'s looks at a loop that may end meanwhile
+_NONE: Final[Mapping[int, Connection]] = {}
+_CLOSING: Final[set[asyncio.Task[None]]] = set()  # closings sent to a loop, held until done
 
 
 @final
 class Hub:
     """The MCP connections of one runner, each made on first use, closed by ``close``."""
 
-    __slots__ = ("_closed", "_connections", "_lock", "_loop", "_thread")
+    __slots__ = ("_closed", "_connections", "_lock", "_loop", "_looped", "_thread")
 
     def __init__(self) -> None:
         self._lock: Final = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._connections: dict[int, Connection] = {}
+        self._connections: dict[int, Connection] = {}  # on the hub's loop, for sync runs
+        self._looped: dict[asyncio.AbstractEventLoop, dict[int, Connection]] = {}
         self._closed = False
 
     def connection(self, source: MCPTools) -> Connection:
-        """The connection to ``source`` (made, not yet connected, on first ask)."""
+        """The connection to ``source`` on the hub's own loop, for a sync run (made, not
+        yet connected, on first ask)."""
         with self._lock:
-            if self._closed:
-                msg = "the runner's MCP connections are closed; make a new runner"
-                raise RuntimeError(msg)
-            made = self._connections.get(id(source))
-            if made is None:
-                made = self._connections[id(source)] = Connection(source)
+            self._check_open()
+            return _made(self._connections, source)
+
+    def on_loop(self, source: MCPTools) -> Connection:
+        """The connection to ``source`` on the running event loop, for an async run (made,
+        not yet connected, on first ask on that loop); ``RuntimeError`` with no loop."""
+        loop = asyncio.get_running_loop()
+        made = self._looped.get(loop, _NONE).get(id(source))  # the hot path takes no lock
+        if made is not None and not self._closed:
             return made
+        with self._lock:
+            self._check_open()
+            group = self._looped.get(loop)
+            if group is None:  # a new loop: forget the closed ones first
+                for ended in [each for each in self._looped if each.is_closed()]:
+                    for connection in self._looped.pop(ended).values():
+                        connection.abandon()
+                group = self._looped[loop] = {}
+            return _made(group, source)
+
+    def current(self, source: MCPTools) -> Listing | None:
+        """What ``source`` lists now on any of its connections (the hub's first, then each
+        loop's), when one is connected and unchanged; safe from any thread, no wait."""
+        with self._lock:
+            made = [self._connections.get(id(source))]
+            made += [group.get(id(source)) for group in self._looped.values()]
+        for connection in made:
+            listed = None if connection is None else connection.current()
+            if listed is not None:
+                return listed
+        return None
 
     def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Run ``work`` on the hub's loop (started on first use); its future."""
-        return asyncio.run_coroutine_threadsafe(work, self._running())
-
-    async def await_(self, work: Coroutine[Any, Any, T]) -> T:
-        """``work`` run on the hub's loop, awaited from the caller's loop; cancelling the
-        caller cancels the work."""
-        return await asyncio.wrap_future(self.submit(work))
+        try:
+            loop = self._running()
+        except BaseException:
+            work.close()  # never awaited: closed, so no warning says so
+            raise
+        return asyncio.run_coroutine_threadsafe(work, loop)
 
     def wait(self, work: Coroutine[Any, Any, T]) -> T:
         """``work`` run on the hub's loop, the calling thread blocked until it ends."""
         return self.submit(work).result()
 
     def close(self) -> None:
-        """Close every connection (stdio children stopped) and stop the loop's thread.
+        """Close every connection (stdio children stopped) and stop the hub's thread.
 
-        Waits up to 10 seconds for the connections to end; idempotent.
+        Waits up to 10 seconds in all for the connections to end; idempotent.
         """
         with self._lock:
             if self._closed:
@@ -114,23 +118,27 @@ class Hub:
             self._closed = True
             loop, thread = self._loop, self._thread
             connections = list(self._connections.values())
+            looped = [(each, list(group.values())) for each, group in self._looped.items()]
             self._connections.clear()
+            self._looped.clear()
+        until = time.monotonic() + _CLOSE_WAIT
+        for each, group in looped:
+            _close_on(each, group, until)
         if loop is None or thread is None:
             return
-        closing = asyncio.run_coroutine_threadsafe(_close_all(connections), loop)
-        try:
-            closing.result(timeout=_CLOSE_WAIT)
-        except Exception:
-            logger.exception("closing the MCP connections failed")
+        _close_on(loop, connections, until)
         loop.call_soon_threadsafe(loop.stop)
         if thread is not threading.current_thread():
-            thread.join(timeout=_CLOSE_WAIT)
+            thread.join(timeout=max(0.0, until - time.monotonic()))
+
+    def _check_open(self) -> None:
+        if self._closed:
+            msg = "the runner's MCP connections are closed; make a new runner"
+            raise RuntimeError(msg)
 
     def _running(self) -> asyncio.AbstractEventLoop:
         with self._lock:
-            if self._closed:
-                msg = "the runner's MCP connections are closed; make a new runner"
-                raise RuntimeError(msg)
+            self._check_open()
             if self._loop is None:
                 loop = asyncio.new_event_loop()
                 started = threading.Event()
@@ -141,6 +149,13 @@ class Hub:
                 started.wait()
                 self._loop, self._thread = loop, thread
             return self._loop
+
+
+def _made(connections: dict[int, Connection], source: MCPTools) -> Connection:
+    made = connections.get(id(source))
+    if made is None:
+        made = connections[id(source)] = Connection(source)
+    return made
 
 
 def _serve(loop: asyncio.AbstractEventLoop, started: threading.Event) -> None:
@@ -154,340 +169,58 @@ def _serve(loop: asyncio.AbstractEventLoop, started: threading.Event) -> None:
         loop.close()
 
 
+def _close_on(loop: asyncio.AbstractEventLoop, connections: list[Connection], until: float) -> None:
+    """Close ``connections`` on their ``loop`` as it is now, by ``until`` (monotonic): the
+    stdio children of those that could not close are killed."""
+    if not connections:
+        return
+    try:
+        here = asyncio.get_running_loop()
+    except RuntimeError:
+        here = None
+    if here is loop:  # on the loop's own thread: it cannot be waited for, it closes them
+        task = loop.create_task(_close_all(connections))
+        _CLOSING.add(task)
+        task.add_done_callback(_CLOSING.discard)
+        return
+    closing = _close_all(connections)
+    try:
+        if loop.is_closed():
+            closing.close()
+        elif not loop.is_running():
+            loop.run_until_complete(closing)  # stopped: run here until they closed
+        else:
+            _wait_for(loop, asyncio.run_coroutine_threadsafe(closing, loop), connections, until)
+    except RuntimeError:
+        # The loop closed, started elsewhere or ended its tasks meanwhile, or another
+        # runs in this thread: whatever owner is left is abandoned below.
+        if inspect.getcoroutinestate(closing) == inspect.CORO_CREATED:
+            closing.close()
+    except Exception:
+        logger.exception("closing the MCP connections failed")
+    for connection in connections:
+        connection.abandon()
+
+
+def _wait_for(
+    loop: asyncio.AbstractEventLoop,
+    closing: concurrent.futures.Future[None],
+    connections: list[Connection],
+    until: float,
+) -> None:
+    """Wait, while ``loop`` may still run them and by ``until`` at the latest, for
+    ``closing`` and for the owners of ``connections`` to end (a loop that ends its tasks
+    cancels ``closing``, and its owners then end on their own)."""
+    while not loop.is_closed() and not (closing.done() and all(c.ended() for c in connections)):
+        left = until - time.monotonic()
+        if left <= 0:
+            closing.cancel()
+            return
+        if closing.done():
+            time.sleep(min(_LOOK, left))  # the owners' own ends: nothing to wait on
+        else:
+            concurrent.futures.wait((closing,), timeout=min(_LOOK, left))
+
+
 async def _close_all(connections: list[Connection]) -> None:
     await asyncio.gather(*(connection.close() for connection in connections))
-
-
-@final
-class Connection:
-    """One server's connection; every method runs on the hub's loop."""
-
-    __slots__ = (
-        "_opened",
-        "_owner",
-        "_stale",
-        "_stop",
-        "_tools",
-        "source",
-    )
-
-    def __init__(self, source: MCPTools) -> None:
-        self.source: Final = source
-        self._tools: Listing = ()
-        self._stale = False  # the server said its tool list changed
-        self._opened: asyncio.Future[Any] | None = None  # the client, once connected
-        self._owner: asyncio.Task[None] | None = None
-        self._stop: asyncio.Event | None = None
-
-    def current(self) -> Listing | None:
-        """The tools listed, when connected and none changed since (safe from any thread,
-        no wait): what a model request offers without crossing to the hub's loop."""
-        opened, stop = self._opened, self._stop
-        if (
-            opened is None
-            or stop is None
-            or stop.is_set()
-            or self._stale
-            or not opened.done()
-            or opened.cancelled()
-            or opened.exception() is not None
-        ):
-            return None
-        return self._tools
-
-    async def listing(self) -> Listing:
-        """The server's tools: connected first if need be, read again if they changed."""
-        client = await self._connected(None)
-        if self._stale:
-            self._stale = False
-            stop = self._stop
-            try:
-                self._tools = listing(self.source, await _list(client))
-            except Exception as exc:
-                self._stale = True
-                raise self._failed(None, exc, stop=stop) from exc
-        return self._tools
-
-    async def call(
-        self,
-        tool: MCPTool,
-        args: Mapping[str, Any],
-        meta: Mapping[str, Any] | None,
-        answer: Answer | None = None,
-    ) -> ToolResult:
-        """``tool`` called with ``args`` (``meta``: the request's ``_meta``; ``answer``: a
-        human's answer to the question the call asked before), within the source's
-        deadline, its answer as a ``ToolResult``. A question the server asks (an
-        ``InputRequiredResult`` with one form elicitation) raises ``MCPInputRequired``."""
-        import anyio
-
-        source = self.source
-        client = await self._connected(tool.remote)
-        stop = self._stop  # this connection's: a lost one is ended, never its successor
-        try:
-            with anyio.fail_after(source.deadline):
-                got = await self._send(client, tool.remote, args, meta, answer)
-        except TimeoutError as exc:
-            raise MCPTimeout(source.name, tool.remote, source.deadline) from exc
-        except (MCPError, MCPInputRequired):
-            raise
-        except Exception as exc:
-            raise self._failed(tool.remote, exc, stop=stop) from exc
-        return to_result(source.name, tool.remote, got)
-
-    async def _send(
-        self,
-        client: Any,
-        remote: str,
-        args: Mapping[str, Any],
-        meta: Mapping[str, Any] | None,
-        answer: Answer | None,
-    ) -> Any:
-        """``tools/call`` until the server answers or asks a question: a listing gone
-        stale is read again and the call sent once more; a bare request state (no
-        question) is echoed back, 10 rounds at most."""
-        from mcp import MCPError as SDKError
-        from mcp_types import HEADER_MISMATCH, ElicitResult, InputRequiredResult
-
-        responses: dict[str, Any] | None = None
-        state = None if answer is None else answer.state
-        if answer is not None:
-            responses = {
-                answer.key: ElicitResult(action="decline")
-                if answer.value is None
-                else ElicitResult(action="accept", content=dict(answer.value))
-            }
-        relisted = False
-        for _ in range(_ROUNDS):
-            try:
-                got = await client.session.call_tool(
-                    remote,
-                    dict(args),
-                    meta=None if meta is None else dict(meta),
-                    input_responses=responses,
-                    request_state=state,
-                    allow_input_required=True,
-                )
-            except SDKError as exc:
-                if exc.code != HEADER_MISMATCH or relisted:
-                    raise
-                relisted = True  # the server's listing moved on: read it, send again
-                self._tools = listing(self.source, await _list(client))
-                continue
-            if not isinstance(got, InputRequiredResult):
-                return got
-            if got.input_requests:
-                raise self._question(remote, got)
-            responses, state = None, got.request_state
-        raise MCPError(self.source.name, remote, f"no answer after {_ROUNDS} rounds")
-
-    def _question(self, remote: str, asked: Any) -> Exception:
-        """The server's question as ``MCPInputRequired``: one form elicitation; any other
-        input request is an ``MCPError`` saying what hookline does not answer."""
-        from mcp_types import ElicitRequest, ElicitRequestFormParams
-
-        requests: Mapping[str, Any] = asked.input_requests
-        name = self.source.name
-        if len(requests) != 1:
-            problem = f"it asked {len(requests)} questions at once; hookline answers one at a time"
-            return MCPError(name, remote, problem)
-        ((key, request),) = requests.items()
-        params = request.params if isinstance(request, ElicitRequest) else None
-        if not isinstance(params, ElicitRequestFormParams):
-            what = getattr(request, "method", type(request).__name__)
-            problem = f"it asked for {what} (not a form); hookline answers form elicitations only"
-            return MCPError(name, remote, problem)
-        schema = dict(params.requested_schema)
-        state = asked.request_state
-        return MCPInputRequired(name, remote, params.message, schema=schema, key=key, state=state)
-
-    async def close(self) -> None:
-        """End the owner task: the client left, the transport closed."""
-        owner, stop = self._owner, self._stop
-        if owner is None or stop is None:
-            return
-        stop.set()
-        with contextlib.suppress(BaseException):  # closing: the owner logs how it ended
-            await owner
-
-    async def _connected(self, tool: str | None) -> Any:
-        """The connected client: a new owner task connects when there is none (the first
-        call, or the one after the connection was lost)."""
-        owner, stop = self._owner, self._stop
-        if owner is None or owner.done() or stop is None or stop.is_set():
-            self._opened = asyncio.get_running_loop().create_future()
-            self._stop = asyncio.Event()
-            self._owner = asyncio.create_task(self._own(self._opened, self._stop))
-        opened = self._opened
-        assert opened is not None  # set with the owner
-        try:
-            return await asyncio.shield(opened)
-        except MCPError:
-            raise
-        except Exception as exc:
-            raise self._failed(tool, exc, stop=None, connecting=True) from exc
-
-    async def _own(self, opened: asyncio.Future[Any], stop: asyncio.Event) -> None:
-        """The connection's whole life, in this one task: connect, list, wait, close."""
-        try:
-            async with AsyncExitStack() as stack:
-                client = await stack.enter_async_context(await self._client_for(stack))
-                tools = listing(self.source, await _list(client))
-                self._tools, self._stale = tools, False
-                opened.set_result(client)
-                await self._until(client, stop)
-        except BaseException as exc:  # the connection ended: refused, lost, or closed
-            if not opened.done():
-                opened.set_exception(
-                    exc
-                    if isinstance(exc, Exception)
-                    else MCPError(
-                        self.source.name, None, "the connection was cancelled", transient=True
-                    )
-                )
-            if not isinstance(exc, Exception):
-                raise
-            if not stop.is_set():
-                logger.warning("MCP server %r: connection lost: %r", self.source.name, exc)
-
-    async def _until(self, client: Any, stop: asyncio.Event) -> None:
-        """Wait for ``stop``; a modern session that lists changes gets them meanwhile."""
-        capabilities = client.server_capabilities
-        tools = getattr(capabilities, "tools", None)
-        if not getattr(tools, "list_changed", False) or client.protocol_version < "2026":
-            await stop.wait()
-            return
-        listener = asyncio.create_task(self._listen(client))
-        try:
-            await stop.wait()
-        finally:
-            listener.cancel()
-            with contextlib.suppress(BaseException):  # its end: cancelled, or the stream lost
-                await listener
-
-    async def _listen(self, client: Any) -> None:
-        async with client.listen(tools_list_changed=True) as events:
-            async for _ in events:
-                self._stale = True
-
-    async def _client_for(self, stack: AsyncExitStack) -> Any:
-        """The SDK's client for the source's transport (not yet entered)."""
-        from mcp import Client, StdioServerParameters, stdio_client
-
-        source = self.source
-        options: dict[str, Any] = {
-            "message_handler": self._on_message,
-            "cache": None,
-            "mode": MODE,
-        }
-        if source.elicit is not None:
-            options["elicitation_callback"] = self._elicit
-        if source.server is not None:
-            return Client(source.server, **options)
-        if source.command is not None:
-            params = StdioServerParameters(
-                command=source.command[0],
-                args=list(source.command[1:]),
-                env=None if source.env is None else dict(source.env),
-            )
-            return Client(stdio_client(params, errlog=_errlog()), **options)
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        assert source.url is not None  # exactly one of the three is given
-        headers = None if source.headers is None else dict(source.headers)
-        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
-        return Client(streamable_http_client(source.url, http_client=http), **options)
-
-    async def _elicit(self, context: object, params: object) -> Any:
-        """A server's live question, answered by the source's ``elicit``: accepted with
-        its answer when that fits the schema, declined on ``None``, cancelled when it
-        raised or does not fit (logged)."""
-        from mcp_types import ElicitRequestFormParams, ElicitResult
-
-        answer = self.source.elicit
-        if answer is None or not isinstance(params, ElicitRequestFormParams):
-            return ElicitResult(action="decline")  # a URL elicitation: nothing to show it
-        schema = dict(params.requested_schema)
-        try:
-            if inspect.iscoroutinefunction(answer):
-                value = await answer(params.message, schema)
-            else:
-                value = await asyncio.to_thread(answer, params.message, schema)
-            if value is None:
-                return ElicitResult(action="decline")
-            if inspect.isawaitable(value):
-                value = await value
-            checked = _fitting(cast("object", value), schema)
-        except Exception:
-            logger.exception("MCP server %r: elicit failed on %r", self.source.name, params.message)
-            return ElicitResult(action="cancel")
-        return ElicitResult(action="accept", content=checked)
-
-    async def _on_message(self, message: object) -> None:
-        from mcp_types import ToolListChangedNotification
-
-        if isinstance(message, ToolListChangedNotification):
-            self._stale = True
-
-    def _failed(
-        self,
-        tool: str | None,
-        exc: Exception,
-        *,
-        stop: asyncio.Event | None,
-        connecting: bool = False,
-    ) -> MCPError:
-        """``exc`` as an ``MCPError``: the server's own error answer is not transient; a
-        lost connection is, and ends the owner so the next call connects again."""
-        from mcp import MCPError as SDKError
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-
-        name = self.source.name
-        if isinstance(exc, MCPError):
-            return exc
-        if isinstance(exc, SDKError) and exc.code != CONNECTION_CLOSED and not connecting:
-            transient = exc.code == REQUEST_TIMEOUT
-            return MCPError(name, tool, exc.error.message, code=exc.code, transient=transient)
-        if stop is not None:  # let its owner end: the next call connects again
-            stop.set()
-        what = "could not connect" if connecting else "the connection was lost"
-        return MCPError(name, tool, f"{what}: {type(exc).__name__}: {exc}", transient=True)
-
-
-async def _list(client: Any) -> list[Any]:
-    """Every tool the server lists, page after page."""
-    tools: list[Any] = []
-    cursor: str | None = None
-    for _ in range(_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
-
-
-def _errlog() -> TextIO:
-    """Where a stdio server's stderr goes: this process's, or the one it started with when
-    ``sys.stderr`` was replaced by something with no file (a notebook, a test's capture)."""
-    for stream in (sys.stderr, sys.__stderr__):
-        try:
-            if stream is not None:
-                stream.fileno()
-                return stream
-        except (AttributeError, OSError, ValueError):
-            continue
-    return open(os.devnull, "w")  # no stderr at all: the server's is dropped
-
-
-def _fitting(value: object, schema: Mapping[str, Any]) -> dict[str, Any]:
-    """``value`` as the answer ``schema`` asks for, else a ``TypeError`` or the schema's
-    ``ValidationError``."""
-    if not isinstance(value, Mapping):
-        msg = f"an answer must be a mapping (a JSON object), got {type(value).__name__}"
-        raise TypeError(msg)
-    answer = dict(cast("Mapping[str, Any]", value))
-    jsonschema: Any = importlib.import_module("jsonschema")  # comes with the mcp SDK
-    jsonschema.validate(answer, dict(schema))
-    return answer

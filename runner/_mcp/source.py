@@ -42,8 +42,10 @@ class MCPTools:
     ``mcp`` server object: a ``mcp.server.mcpserver.MCPServer`` or a lowlevel
     ``mcp.server.lowlevel.Server``, for tests and embedding).
 
-    A runner connects on first use (the first model request of an agent that has it)
-    and disconnects when it closes; the tool list is read once per connection and read
+    A runner connects on first use (the first model request of an agent that has it):
+    an async run on its own event loop (the connection ends with that loop, or when the
+    runner closes), a sync run on a loop thread of the runner's (until the runner
+    closes); the tool list is read once per connection and read
     again after the server says it changed (``notifications/tools/list_changed``). With
     ``prefix`` the model and the hooks see each tool as ``"{name}_{tool}"``; a listed
     name that breaks the providers' rule (``^[A-Za-z0-9_-]{1,64}$``) is shown with

@@ -127,17 +127,21 @@ async def tool_attempt(
 async def mcp_attempt(
     settings: Settings, ctx: ToolContext, tool: MCPTool, answer: Answer | None = None
 ) -> Outcome[ToolResult]:
-    """One call of an MCP server's ``tool`` on ``ctx.call.args``, on the runner's hub: a
-    sync run blocks on it, an async run awaits it (cancelling the run cancels the call).
+    """One call of an MCP server's ``tool`` on ``ctx.call.args``: an async run awaits it
+    on its own loop's connection (cancelling the run cancels the call), a sync run blocks
+    on it on the hub's loop.
     In a durable run's tool step the request's ``_meta`` carries the step's idempotency
     key as ``"hookline/idempotency-key"``."""
     hub = settings.hub
     assert hub is not None  # a plan has a toolbox only with a hub
     key = KEY.get(None)  # a durable run's tool step: the server may do the work once
     meta = None if key is None else {IDEMPOTENCY_META: key}
-    work = hub.connection(tool.source).call(tool, ctx.call.args, meta, answer)
     try:
-        return Success(await hub.await_(work) if settings.is_async else hub.wait(work))
+        if settings.is_async:
+            called = await hub.on_loop(tool.source).call(tool, ctx.call.args, meta, answer)
+        else:
+            called = hub.wait(hub.connection(tool.source).call(tool, ctx.call.args, meta, answer))
+        return Success(called)
     except StopRun:
         raise
     except Exception as exc:

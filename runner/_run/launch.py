@@ -431,7 +431,7 @@ class Launcher:
             info = chosen.infos.get(tool)
             hub = self._hub
             for source in chosen.sources if info is None and hub is not None else ():
-                listing = hub.connection(source).current() or ()  # type: ignore[union-attr]
+                listing = hub.current(source) or ()  # type: ignore[union-attr]
                 info = next((each.info for each in listing if each.info.name == tool), info)
             if info is None:
                 msg = (

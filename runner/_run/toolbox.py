@@ -2,9 +2,10 @@
 
 An agent's own tools are fixed when it is made; its servers' are known only once the
 runner is connected. A plan of such an agent has a toolbox: before each model request
-(and before a resumed turn goes on) it asks the runner's ``Hub`` for each server's
-listing -- connecting on first use, reading the list again after the server said it
-changed -- and merges them with the agent's own tools. It is the ``Invocation.tools``
+(and before a resumed turn goes on) it reads each server's listing from the runner's
+``Hub`` (an async run's connection on its own loop, a sync run's on the hub's) --
+connecting on first use, reading the list again after the server said it changed --
+and merges them with the agent's own tools. It is the ``Invocation.tools``
 the hooks read (``ToolContext.tool``), the specs the model is offered, and where a call
 finds its ``MCPTool``. An agent's own tool keeps its name: a listed tool shown under the
 same name (or one another server lists already) is left out, with a warning. A server
@@ -20,8 +21,9 @@ from typing import Final, final
 
 from hooks import ToolInfo, ToolSpec
 from runner._agent import Agent
-from runner._mcp.hub import Hub
+from runner._mcp.hub import Connection, Hub
 from runner._mcp.listed import Listing, MCPTool
+from runner._mcp.source import MCPTools
 
 __all__ = ["Toolbox"]
 
@@ -44,18 +46,18 @@ class Toolbox(Mapping[str, ToolInfo]):
 
     async def refresh(self) -> tuple[ToolSpec, ...]:
         """The specs the model is offered now: the servers' listings read (each from the
-        hub, which connects on first use), merged again when one changed."""
-        hub = self._hub
+        connection, which connects on first use), merged again when one changed."""
+        hub, is_async = self._hub, self._is_async
         listings: list[Listing] = []
         for source, last in zip(self._agent.sources, self._listings, strict=True):
-            connection = hub.connection(source)
+            connection = self._connection(source)
             current = connection.current()
-            if current is not None:  # connected, unchanged: no need to cross to the hub
+            if current is not None:  # connected, unchanged: nothing to wait for
                 listings.append(current)
                 continue
             work = connection.listing()
             try:
-                listings.append(await hub.await_(work) if self._is_async else hub.wait(work))
+                listings.append(await work if is_async else hub.wait(work))
             except Exception as exc:  # a server down: its last listing stays
                 logger.warning(
                     "MCP server %r: no tool list (%s); offering the %d tools listed last",
@@ -70,12 +72,17 @@ class Toolbox(Mapping[str, ToolInfo]):
 
     def listed_servers(self) -> tuple[str, ...]:
         """The names of the agent's servers connected with their tools listed now."""
-        hub = self._hub
         return tuple(
             source.name
             for source in self._agent.sources
-            if hub.connection(source).current() is not None
+            if self._connection(source).current() is not None
         )
+
+    def _connection(self, source: MCPTools) -> Connection:
+        """The run's connection to ``source``: an async run's on its own loop, a sync
+        run's on the hub's."""
+        hub = self._hub
+        return hub.on_loop(source) if self._is_async else hub.connection(source)
 
     def find(self, name: str) -> MCPTool | None:
         """The listed tool the model calls ``name``, if a server lists it."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import subprocess
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from runner import MCPTools
+from runner import MCPTools, Runner, RunResult
 from tests.helpers.mcp_servers import notes_server
+from tests.helpers.runs import Mode
 
 ROOT = Path(__file__).resolve().parents[3]
 STDIO = [sys.executable, "-m", "tests.helpers.mcp_servers", "stdio"]
@@ -101,3 +103,27 @@ def notes(request: pytest.FixtureRequest) -> Iterator[Notes]:
         yield lambda **options: MCPTools("notes", command=STDIO, **options)
         return
     yield lambda **options: MCPTools("notes", server=notes_server(), **options)
+
+
+class OneLoop:
+    """Runs of a runner in ``mode``: sync ``run``s, or ``arun``s all on one event loop kept
+    open until the block ends, so an async run finds the connection the last one made."""
+
+    def __init__(self, mode: Mode) -> None:
+        self.mode = mode
+        self.loop: asyncio.Runner | None = None
+
+    def __enter__(self) -> OneLoop:
+        if self.mode == "async":
+            self.loop = asyncio.Runner()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.loop is not None:
+            self.loop.close()
+
+    def drive(self, runner: Runner, message: str = "go") -> RunResult:
+        """One run of ``runner``: ``run``, or ``arun`` on the block's loop."""
+        if self.loop is None:
+            return runner.run(message)
+        return self.loop.run(runner.arun(message))

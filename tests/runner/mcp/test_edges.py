@@ -30,7 +30,7 @@ from runner import (
     ToolResult,
     ToolResultEvent,
 )
-from runner._mcp import hub as hub_module
+from runner._mcp import connection as connection_module
 from runner._mcp.hub import Hub
 from runner._mcp.listed import listing
 from runner._mcp.results import to_result
@@ -155,7 +155,7 @@ def test_a_stdio_server_without_any_stderr_gets_none(monkeypatch: pytest.MonkeyP
     dropped."""
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     monkeypatch.setattr(sys, "__stderr__", None)
-    sink = hub_module._errlog()
+    sink = connection_module._errlog()
     try:
         assert sink.fileno() >= 0
         assert sink.name == "/dev/null"
@@ -254,8 +254,8 @@ def test_an_mcp_error_says_where_and_what() -> None:
 
 
 def test_an_async_run_reaches_a_server_from_a_second_loop() -> None:
-    """The connection outlives the loop of the run that made it: another ``asyncio.run``
-    reaches the same server."""
+    """The connection of an ``asyncio.run`` ends with its loop: another ``asyncio.run``
+    connects anew and reaches the same server."""
     model = ScriptedModel([calling(ToolCall("c1", "notes_pid", {})), "done"] * 2)
     agent = Agent("ops", model, tools=[MCPTools("notes", server=notes_server())])
     with Runner(agent) as runner:
@@ -281,7 +281,7 @@ def test_a_session_that_lists_no_changes_is_not_listened_to(
     come as notifications), gets no ``subscriptions/listen``: the owner only waits."""
     from types import SimpleNamespace
 
-    from runner._mcp.hub import Connection
+    from runner._mcp.connection import Connection
 
     class Unlistened:
         server_capabilities = SimpleNamespace(tools=tools)

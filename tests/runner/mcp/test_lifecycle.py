@@ -28,7 +28,7 @@ from runner import (
 from runner._mcp.hub import Hub
 from tests.helpers.mcp_servers import notes_server
 from tests.helpers.runs import Mode, calling, drive
-from tests.runner.mcp.conftest import STDIO, HTTPNotes
+from tests.runner.mcp.conftest import STDIO, HTTPNotes, OneLoop
 
 
 def results(result: RunResult) -> list[ToolResult]:
@@ -87,14 +87,14 @@ def test_a_stdio_server_that_died_mid_call_is_started_again(mode: Mode) -> None:
 @pytest.mark.subprocess
 def test_closing_the_runner_stops_its_stdio_servers(mode: Mode) -> None:
     """No orphan: once the runner is closed, its stdio server process has ended, and the
-    hub's thread with it."""
+    hub's thread with it (an async run's loop, still open, is not running then)."""
     agent = Agent("ops", scripted("notes_pid"), tools=[MCPTools("notes", command=STDIO)])
     runner = Runner(agent)
-    result = drive(runner, mode, "go")
-    pid = int(results(result)[0].content)
-    assert alive(pid)
-    runner.close()
-    assert not alive(pid)
+    with OneLoop(mode) as loop:
+        pid = int(results(loop.drive(runner))[0].content)
+        assert alive(pid)
+        runner.close()
+        assert not alive(pid)
     assert "hookline-mcp" not in {thread.name for thread in threading.enumerate()}
 
 
@@ -116,12 +116,12 @@ def test_an_http_server_restarted_is_reached_again(mode: Mode) -> None:
     try:
         model = ScriptedModel([calling(ToolCall("1", "notes_pid", {})), "done"] * 3)
         agent = Agent("ops", model, tools=[MCPTools("notes", url=server.url)], callbacks=[errors])
-        with Runner(agent) as runner:
-            before = results(drive(runner, mode, "go"))[0].content
+        with Runner(agent) as runner, OneLoop(mode) as loop:
+            before = results(loop.drive(runner))[0].content
             server.stop()
-            down = results(drive(runner, mode, "go"))[0]
+            down = results(loop.drive(runner))[0]
             server.start()
-            after = results(drive(runner, mode, "go"))[0].content
+            after = results(loop.drive(runner))[0].content
     finally:
         server.stop()
     assert down.is_error
@@ -131,9 +131,9 @@ def test_an_http_server_restarted_is_reached_again(mode: Mode) -> None:
     assert before != after
 
 
-def test_a_sync_and_an_async_run_share_the_runners_connection() -> None:
-    """One connection per runner and server: a sync run and an async run reach the same
-    in-process server, whose notes they share."""
+def test_a_sync_and_an_async_run_reach_one_server() -> None:
+    """A sync run (on the hub's connection) and an async run (on its own loop's) both
+    reach one in-process server."""
     import asyncio
 
     model = ScriptedModel(
@@ -249,11 +249,11 @@ def test_a_stdio_server_killed_between_runs_is_started_again(mode: Mode) -> None
     errors = Errors()
     model = ScriptedModel([calling(ToolCall("1", "notes_pid", {})), "done"] * 3)
     agent = Agent("ops", model, tools=[MCPTools("notes", command=STDIO)], callbacks=[errors])
-    with Runner(agent) as runner:
-        first = int(results(drive(runner, mode, "go"))[0].content)
+    with Runner(agent) as runner, OneLoop(mode) as loop:
+        first = int(results(loop.drive(runner))[0].content)
         os.kill(first, signal.SIGKILL)
-        lost = results(drive(runner, mode, "go"))[0]
-        second = results(drive(runner, mode, "go"))[0]
+        lost = results(loop.drive(runner))[0]
+        second = results(loop.drive(runner))[0]
     (error,) = errors.seen
     assert isinstance(error, MCPError)
     assert error.transient
@@ -296,10 +296,11 @@ def test_retry_transient_retries_a_call_on_a_lost_connection(
 
     model = ScriptedModel([calling(ToolCall("1", "notes_pid", {})), "done"] * 2)
     agent = Agent("ops", model, tools=[MCPTools("notes", command=STDIO)])
-    with Runner(agent, retry=RetryPolicy(max_attempts=2), callbacks=[RetryTransient()]) as runner:
-        first = int(results(drive(runner, mode, "go"))[0].content)
+    retry = RetryPolicy(max_attempts=2)
+    with Runner(agent, retry=retry, callbacks=[RetryTransient()]) as runner, OneLoop(mode) as loop:
+        first = int(results(loop.drive(runner))[0].content)
         os.kill(first, signal.SIGKILL)
-        second = results(drive(runner, mode, "go"))[0]
+        second = results(loop.drive(runner))[0]
     assert int(second.content) != first
     assert len(waits) == 1
 

@@ -207,7 +207,7 @@ def test_a_sub_agents_mcp_tool_asks_and_the_run_resumes_inside_it(mode: Mode) ->
 def handshake(monkeypatch: pytest.MonkeyPatch) -> None:
     """Connections made with the handshake of sessions older than 2026-07-28, whose
     servers ask their questions on the live connection."""
-    monkeypatch.setattr("runner._mcp.hub.MODE", "legacy")
+    monkeypatch.setattr("runner._mcp.connection.MODE", "legacy")
 
 
 def ask_live(elicit: object) -> Agent:
