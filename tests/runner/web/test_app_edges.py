@@ -11,7 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from examples.web_inbox import AskBeforeDeleting, JanitorModel, make_runner
-from hooks import ModelRequest, ModelResponse, ToolCall
+from hooks import Approve, ModelRequest, ModelResponse, ToolCall
 from runner import (
     Agent,
     InvalidDecisions,
@@ -62,7 +62,8 @@ def test_a_run_paused_by_an_agent_this_runner_lacks_lists_no_chain_or_schema(
 
 
 class AgainModel:
-    """Asks to delete ``old.log``, then ``notes.txt`` once the first answered, then ends."""
+    """Asks to delete ``old.log``, then ``notes.txt``, then ``tmp.txt``, each once the
+    one before answered, then ends."""
 
     def generate(self, request: ModelRequest, /) -> ModelResponse:
         """The next step, from how many tool results the conversation holds."""
@@ -71,6 +72,8 @@ class AgainModel:
             return ModelResponse(tool_calls=(ToolCall("c1", "delete_file", {"path": "old.log"}),))
         if len(done) == 1:
             return ModelResponse(tool_calls=(ToolCall("c2", "delete_file", {"path": "notes.txt"}),))
+        if len(done) == 2:
+            return ModelResponse(tool_calls=(ToolCall("c3", "delete_file", {"path": "tmp.txt"}),))
         return ModelResponse("Done")
 
 
@@ -113,6 +116,31 @@ def test_a_run_resumed_here_that_pauses_again_names_the_callback_that_paused_it(
     assert body["live"] is False
     assert body["records"][-1]["kind"] == "finished"
     assert body["records"][-1]["status"] == "paused"
+
+
+def test_a_run_paused_again_elsewhere_after_this_server_resumed_it_names_no_pauser(
+    store: SQLiteSessionStore,
+) -> None:
+    """This server's record of a run it resumed names who paused that resume's request,
+    not a later one: a request the run paused on after another process resumed it is
+    listed without ``paused_by``."""
+    with again(store) as runner:
+        paused = runner.run("tidy", user_id="ann")
+    with client(inbox_app(again, store, token=TOKEN, capture=True)) as c:
+        decided = c.post(f"/api/runs/{paused.run_id}/decide", json=approve_all(paused))
+        assert decided.status_code == 202, decided.text
+        c.get(f"/api/runs/{paused.run_id}/events")  # to the run's end: paused on c2
+        with again(store) as elsewhere:
+            state = elsewhere.paused(paused.run_id)
+            assert state is not None
+            (waiting,) = state.pending
+            assert waiting.call.id == "c2"
+            later = elsewhere.resume(state, {waiting.id: Approve()})
+        assert later.status == "paused"
+        (run,) = c.get("/api/paused").json()["runs"]
+    (request,) = run["pending"]
+    assert request["args"] == {"path": "tmp.txt"}
+    assert request["paused_by"] is None
 
 
 def refusing(error: Exception, *, after_start: bool) -> Any:
