@@ -155,8 +155,9 @@ def test_a_response_cancelled_by_its_server_is_cancelled() -> None:
     async def main() -> Client:
         client = Client(request(run_input("go")))
         served = asyncio.create_task(agui_app(runner)(http(), client.receive, client.send))
-        while '"TOOL_CALL_END"' not in client.body:
-            await asyncio.sleep(0.01)
+        async with asyncio.timeout(60):  # a bound, not a measure: the tool waits for ever
+            while '"TOOL_CALL_END"' not in client.body:
+                await asyncio.sleep(0.01)
         served.cancel()
         with pytest.raises(asyncio.CancelledError):
             await served
