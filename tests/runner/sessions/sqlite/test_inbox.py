@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,8 @@ from runner import (
     SQLiteSessionStore,
     load_events,
 )
+from runner._sessions.paused import pending_of
+from runner._sessions.sqlite import store as sqlite_store
 from runner._sessions.sqlite.schema import SCHEMA_VERSION
 from tests.helpers import ROOT
 from tests.helpers.pause_worker import runner_for
@@ -322,3 +325,30 @@ def test_a_0_2_file_s_damaged_paused_run_is_kept_and_named_when_listed(path: Pat
         assert store.load_paused("bad") == "not json"
     with sqlite3.connect(path) as other:
         assert other.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+
+
+@pytest.mark.parametrize(("bound", "reads"), [(100, 2), (1, 4)], ids=["within", "past"])
+def test_a_bounded_listing_remembers_read_requests_only_up_to_the_bound(
+    store: SQLiteSessionStore, monkeypatch: pytest.MonkeyPatch, bound: int, reads: int
+) -> None:
+    """Listings with a limit reuse the requests read before while the store remembers at
+    most its bound of runs; past it every listing reads them again."""
+    memory = InMemorySessions()
+    with runner_for(memory) as runner:
+        paused = runner.run("clean up", user_id="u", session_id="s")
+    state = memory.load_paused(paused.run_id)
+    assert state is not None
+    store.save_paused("a", "u", "s", state)
+    store.save_paused("b", "u", "t", state)
+    calls: list[str] = []
+
+    def counting(text: object, run_id: str, where: str) -> Any:
+        calls.append(run_id)
+        return pending_of(text, run_id, where)
+
+    monkeypatch.setattr(sqlite_store, "_KNOWN_MAX", bound)
+    monkeypatch.setattr(sqlite_store, "pending_of", counting)
+    for _ in range(2):
+        listed = store.list_paused(limit=2)
+        assert [run.pending for run in listed] == [paused.pending, paused.pending]
+    assert len(calls) == reads
