@@ -177,6 +177,29 @@ def test_a_file_that_is_no_database_is_refused_naming_it(path: Path) -> None:
     )
 
 
+def test_an_error_without_sqlite_codes_is_named_without_them(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``DatabaseError`` made in Python (no SQLite codes) is raised naming the file, of
+    its class, with no codes made up; one SQLite raised keeps its codes."""
+
+    def failing(db: sqlite3.Connection, timeout: float) -> None:
+        raise sqlite3.OperationalError("disk gone")
+
+    monkeypatch.setattr("runner._sessions.sqlite.schema._into_wal", failing)
+    with pytest.raises(sqlite3.OperationalError) as caught:
+        SQLiteSessionStore(path)
+    assert str(caught.value) == f"cannot open the session store {str(path)!r}: disk gone"
+    assert not hasattr(caught.value, "sqlite_errorcode")
+    assert not hasattr(caught.value, "sqlite_errorname")
+    monkeypatch.undo()
+    path.write_text("not a database, " * 100)
+    with pytest.raises(sqlite3.DatabaseError) as native:
+        SQLiteSessionStore(path)
+    assert native.value.sqlite_errorcode == sqlite3.SQLITE_NOTADB
+    assert native.value.sqlite_errorname == "SQLITE_NOTADB"
+
+
 class LockedAtFirst:
     """A connection whose ``PRAGMA journal_mode=WAL`` fails ``times`` times with ``code``, as
     SQLite's does while another process is making the file (it does not wait then)."""
