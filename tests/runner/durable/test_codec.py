@@ -403,3 +403,58 @@ def test_an_input_request_with_its_schema_and_question_round_trips() -> None:
     assert again == request
     assert again.schema == request.schema
     assert again.question == Question("confirm", "v1.opaque")
+
+
+class NeedsCode(Exception):
+    """An error whose ``__new__`` takes no positional arguments, only ``code``."""
+
+    def __new__(cls, *, code: int = 0) -> NeedsCode:
+        error = super().__new__(cls)
+        error.code = code
+        return error
+
+    def __init__(self, *, code: int = 0) -> None:
+        super().__init__(f"code {code}")
+        self.code = code
+
+
+def test_pickle_refuses_what_it_cannot_pickle_naming_it_and_why() -> None:
+    """A lock is no record: a ``TypeError`` naming its type and the pickle error."""
+    with pytest.raises(TypeError, match=r"cannot store lock .*TypeError: .*keep what a run"):
+        PICKLE.dump(threading.Lock())
+
+
+@pytest.mark.parametrize("blob", [None, 3, bytearray(b"x"), ["{}"]], ids=repr)
+def test_pickle_loads_only_bytes_or_json_text(blob: object) -> None:
+    """Anything else is a ``ValueError`` saying what a record must be."""
+    with pytest.raises(ValueError, match="a durable record must be bytes or JSON text"):
+        PICKLE.load(blob)
+
+
+def test_pickle_stores_an_error_of_a_local_class_as_a_runtime_error_naming_it() -> None:
+    """A class pickle cannot name comes back as a ``RuntimeError`` with its name and state."""
+
+    class Local(Exception):
+        pass
+
+    error = Local("gone")
+    error.detail = 7  # type: ignore[attr-defined]
+    error.lock = threading.Lock()  # type: ignore[attr-defined]
+    back = PICKLE.load(PICKLE.dump(error))
+    assert type(back) is RuntimeError
+    assert back.args == (f"{Local.__module__}.{Local.__qualname__}: gone",)
+    assert vars(back)["detail"] == 7
+    assert not hasattr(back, "lock")
+
+
+def test_pickle_stores_an_error_whose_args_or_new_refuse_what_it_was_given() -> None:
+    """Args pickle cannot keep become the message; a ``__new__`` refusing args gets none."""
+    unpicklable_args = ValueError(threading.Lock())
+    back = PICKLE.load(PICKLE.dump(unpicklable_args))
+    assert type(back) is ValueError
+    assert back.args == (str(unpicklable_args),)
+    coded = NeedsCode(code=5)
+    again = PICKLE.load(PICKLE.dump(coded))
+    assert type(again) is NeedsCode
+    assert again.args == ("code 5",)
+    assert again.code == 5

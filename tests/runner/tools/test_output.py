@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import sys
+from collections.abc import Callable
 from typing import Any, Literal
 
 import pydantic
@@ -129,3 +132,107 @@ def test_final_call_is_the_first_call_of_the_final_result_tool() -> None:
     assert output.final_call(response) is first
     assert output.final_call(ModelResponse(text="hi")) is None
     assert repr(output) == "Point"
+
+
+def test_without_pydantic_an_output_type_is_an_import_error_naming_the_agent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No pydantic: an ``ImportError`` naming the agent, the type and pydantic."""
+    monkeypatch.setitem(sys.modules, "pydantic", None)
+    with pytest.raises(ImportError, match=r"agent 'a': output_type=.*Point needs pydantic") as err:
+        OutputType[Point](Point, agent="a")
+    assert err.value.name == "pydantic"
+
+
+@pytest.mark.parametrize(
+    ("annotation", "cause"),
+    [
+        (Callable[[], int], "Cannot generate a JsonSchema"),
+        (3, "Unable to generate pydantic-core schema for 3"),
+    ],
+    ids=["callable", "not-a-type"],
+)
+def test_a_type_without_a_json_schema_is_a_type_error_with_pydantic_s_first_line(
+    annotation: object, cause: str
+) -> None:
+    """The message names the agent and the type and gives one line of pydantic's reason."""
+    with pytest.raises(TypeError, match=rf"agent 'b': output_type=.* has no JSON schema: {cause}"):
+        OutputType[Any](annotation, agent="b")
+
+
+def test_an_answer_as_json_text_is_its_value_and_dumps_back() -> None:
+    """``from_text`` of valid JSON is the value; ``dump`` is its JSON, unwrapped."""
+    output = OutputType[Point](Point, agent="a")
+    assert output.from_text('{"x": 1, "y": 2}') == Point(1, 2)
+    assert json.loads(output.dump(Point(3, 4))) == {"x": 3, "y": 4}
+    numbers = OutputType[list[int]](list[int], agent="a")
+    assert numbers.from_text('{"response": [5]}') == [5]
+    assert numbers.dump([5]) == "[5]"
+    assert repr(numbers) == "list[int]"
+
+
+def test_a_wrapped_type_keeps_its_definitions_at_the_top() -> None:
+    """``list[Point]`` is wrapped; ``$defs`` move to the top where ``$ref`` finds them."""
+    output = OutputType[list[Point]](list[Point], agent="a")
+    assert output.wrapped
+    assert output.spec.strict
+    assert set(output.schema) == {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "$defs",
+    }
+    assert "$defs" not in output.schema["properties"]["response"]
+    assert output.schema["$defs"]["Point"]["additionalProperties"] is False
+    assert output.from_data({"response": [{"x": 1, "y": 2}]}) == [Point(1, 2)]
+
+
+def test_tuples_and_unions_are_strict_ready_through_their_lists() -> None:
+    """``prefixItems`` and ``anyOf`` lists are made strict item by item."""
+    pair = OutputType[tuple[Point, str]](tuple[Point, str], agent="a")
+    assert pair.spec.strict
+    assert pair.from_data({"response": [{"x": 1, "y": 2}, "s"]}) == (Point(1, 2), "s")
+    schema = {
+        "anyOf": [
+            {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+            {"type": "array", "items": True},
+        ]
+    }
+    assert strict_ready(schema) == {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "required": ["a"],
+                "additionalProperties": False,
+            },
+            {"type": "array", "items": True},
+        ]
+    }
+    open_item = {"anyOf": [{"type": "string"}, {"type": "object", "properties": {}}]}
+    assert strict_ready(open_item) is None
+
+
+def test_closed_goes_through_lists_and_leaves_leaves_alone() -> None:
+    """Objects under ``anyOf``/``oneOf``/``items`` close; ``items: true`` stays as it is."""
+    schema = {
+        "oneOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "null"}],
+        "allOf": [{"type": "object"}],
+        "items": True,
+        "prefixItems": [{"type": "object", "additionalProperties": True}],
+    }
+    done = closed(schema)
+    assert done == {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "additionalProperties": False,
+            },
+            {"type": "null"},
+        ],
+        "allOf": [{"type": "object", "additionalProperties": False}],
+        "items": True,
+        "prefixItems": [{"type": "object", "additionalProperties": True}],
+    }

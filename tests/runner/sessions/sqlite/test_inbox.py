@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,8 @@ from runner import (
     SQLiteSessionStore,
     load_events,
 )
+from runner._sessions.paused import pending_of
+from runner._sessions.sqlite import store as sqlite_store
 from runner._sessions.sqlite.schema import SCHEMA_VERSION
 from tests.helpers import ROOT
 from tests.helpers.pause_worker import runner_for
@@ -240,3 +243,112 @@ def test_a_listing_sees_a_run_paused_again_and_damage_done_since_the_last(
     damage(path, "UPDATE paused SET pending = '[{}]'")
     with pytest.raises(ValueError, match=r"paused run 'r1' in session store .* is damaged"):
         store.list_paused()
+
+
+class Lines:
+    """A run's records as a run hands them over: text that ``jsonl`` gives."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def jsonl(self) -> str:
+        return self.text
+
+
+def test_records_appended_to_records_that_are_no_text_are_refused_and_nothing_written(
+    path: Path,
+) -> None:
+    """A resumed run's records after kept ones that are bytes: refused, the row as it was."""
+    with SQLiteSessionStore(path, keep_records=3) as store:
+        assert store.keep_records == 3
+        store.save_records("r", "u", "s", Lines("one\n"))
+        store.save_records("r", "u", "s", Lines("two\n"))
+        assert store.load_records("r") == "one\ntwo\n"
+        damage(path, "UPDATE records SET body = x'00ff'")
+        with pytest.raises(
+            ValueError,
+            match=rf"^the records of run 'r' in session store '{path}' is damaged: they must be "
+            r"text, found bytes b'\\x00\\xff'$",
+        ):
+            store.save_records("r", "u", "s", Lines("three\n"))
+        store.save_records("other", "u", "s", Lines("kept\n"))
+        assert store.load_records("other") == "kept\n"
+    with sqlite3.connect(path) as other:
+        assert other.execute("SELECT body FROM records WHERE run_id = 'r'").fetchall() == [
+            (b"\x00\xff",)
+        ]
+
+
+def test_a_paused_row_whose_id_is_no_text_is_an_error_naming_the_file(
+    store: SQLiteSessionStore, path: Path
+) -> None:
+    """The run cannot be named: the message says its id is what it found."""
+    store.save_paused("r", "u", "s", '{"step": 2}')
+    damage(path, "UPDATE paused SET run_id = x'72'")
+    with pytest.raises(
+        ValueError,
+        match=rf"^a paused run in session store '{path}' is damaged: its id is bytes b'r'$",
+    ):
+        store.list_paused()
+
+
+def test_a_file_another_application_marked_is_refused_naming_both_ids(path: Path) -> None:
+    """A SQLite file with another ``application_id`` is refused and left as it was."""
+    with sqlite3.connect(path) as other:
+        other.execute("PRAGMA application_id = 42")
+        other.execute("PRAGMA user_version = 2")
+    with pytest.raises(
+        ValueError,
+        match=rf"^session store '{path}' is a SQLite database of another application "
+        r"\(application_id 0x2a, expected hookline's 0x686b6c6e\)$",
+    ):
+        SQLiteSessionStore(path)
+    with sqlite3.connect(path) as other:
+        assert other.execute("PRAGMA application_id").fetchone() == (42,)
+        assert other.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
+
+
+def test_a_0_2_file_s_damaged_paused_run_is_kept_and_named_when_listed(path: Path) -> None:
+    """Upgrading schema 1 keeps a paused run whose state is not a ``RunState``; listing
+    names it, loading gives its state back as it was."""
+    with sqlite3.connect(path) as old:
+        for statement in VERSION_1:
+            old.execute(statement)
+        old.execute("INSERT INTO paused VALUES ('bad', 'u', 's', 'not json')")
+    with SQLiteSessionStore(path) as store:
+        with pytest.raises(
+            ValueError,
+            match=rf"^paused run 'bad' in session store '{path}' is damaged: its state is not "
+            r"a RunState's JSON",
+        ):
+            store.list_paused()
+        assert store.load_paused("bad") == "not json"
+    with sqlite3.connect(path) as other:
+        assert other.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+
+
+@pytest.mark.parametrize(("bound", "reads"), [(100, 2), (1, 4)], ids=["within", "past"])
+def test_a_bounded_listing_remembers_read_requests_only_up_to_the_bound(
+    store: SQLiteSessionStore, monkeypatch: pytest.MonkeyPatch, bound: int, reads: int
+) -> None:
+    """Listings with a limit reuse the requests read before while the store remembers at
+    most its bound of runs; past it every listing reads them again."""
+    memory = InMemorySessions()
+    with runner_for(memory) as runner:
+        paused = runner.run("clean up", user_id="u", session_id="s")
+    state = memory.load_paused(paused.run_id)
+    assert state is not None
+    store.save_paused("a", "u", "s", state)
+    store.save_paused("b", "u", "t", state)
+    calls: list[str] = []
+
+    def counting(text: object, run_id: str, where: str) -> Any:
+        calls.append(run_id)
+        return pending_of(text, run_id, where)
+
+    monkeypatch.setattr(sqlite_store, "_KNOWN_MAX", bound)
+    monkeypatch.setattr(sqlite_store, "pending_of", counting)
+    for _ in range(2):
+        listed = store.list_paused(limit=2)
+        assert [run.pending for run in listed] == [paused.pending, paused.pending]
+    assert len(calls) == reads

@@ -177,6 +177,29 @@ def test_a_file_that_is_no_database_is_refused_naming_it(path: Path) -> None:
     )
 
 
+def test_an_error_without_sqlite_codes_is_named_without_them(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``DatabaseError`` made in Python (no SQLite codes) is raised naming the file, of
+    its class, with no codes made up; one SQLite raised keeps its codes."""
+
+    def failing(db: sqlite3.Connection, timeout: float) -> None:
+        raise sqlite3.OperationalError("disk gone")
+
+    monkeypatch.setattr("runner._sessions.sqlite.schema._into_wal", failing)
+    with pytest.raises(sqlite3.OperationalError) as caught:
+        SQLiteSessionStore(path)
+    assert str(caught.value) == f"cannot open the session store {str(path)!r}: disk gone"
+    assert not hasattr(caught.value, "sqlite_errorcode")
+    assert not hasattr(caught.value, "sqlite_errorname")
+    monkeypatch.undo()
+    path.write_text("not a database, " * 100)
+    with pytest.raises(sqlite3.DatabaseError) as native:
+        SQLiteSessionStore(path)
+    assert native.value.sqlite_errorcode == sqlite3.SQLITE_NOTADB
+    assert native.value.sqlite_errorname == "SQLITE_NOTADB"
+
+
 class LockedAtFirst:
     """A connection whose ``PRAGMA journal_mode=WAL`` fails ``times`` times with ``code``, as
     SQLite's does while another process is making the file (it does not wait then)."""
@@ -977,3 +1000,99 @@ def test_a_statement_refused_midway_rolls_the_whole_call_back(
     with sqlite3.connect(store.path) as other:
         other.execute("DROP TRIGGER refuse")
     call()
+
+
+# -- SQLite ending a transaction itself, another process acting between two looks -----------
+
+
+class Interrupting:
+    """Interrupts ``db``'s statements once one starting with ``start`` has begun, as a
+    ``sqlite3_interrupt`` from elsewhere would (SQLite then rolls the transaction back)."""
+
+    def __init__(self, db: sqlite3.Connection, start: str) -> None:
+        self.start = start
+        self.armed = False
+        db.set_trace_callback(self.trace)
+        db.set_progress_handler(self.progress, 1)
+
+    def trace(self, sql: str) -> None:
+        if sql.startswith(self.start):
+            self.armed = True
+
+    def progress(self) -> bool:
+        return self.armed
+
+
+def test_a_file_whose_making_is_interrupted_is_refused_and_made_on_the_next_open(
+    path: Path,
+) -> None:
+    """SQLite's rollback of the interrupted making leaves an empty file, opened later."""
+    connect = sqlite3.connect
+
+    def interrupted(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db: sqlite3.Connection = connect(*args, **kwargs)
+        Interrupting(db, "CREATE TABLE")
+        return db
+
+    with (
+        mock.patch.object(sqlite3, "connect", interrupted),
+        pytest.raises(
+            sqlite3.OperationalError,
+            match=rf"^cannot open the session store {re.escape(repr(str(path)))}: interrupted$",
+        ),
+    ):
+        SQLiteSessionStore(path)
+    with sqlite3.connect(path) as other:
+        assert other.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
+    with SQLiteSessionStore(path) as store:
+        store.save("u", "s", turn("a", "b"), version=0)
+        assert store.load("u", "s").messages == turn("a", "b")
+
+
+class Text:
+    """A run's records: the text ``jsonl`` gives."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def jsonl(self) -> str:
+        return self.text
+
+
+def test_an_interrupted_save_of_records_keeps_those_kept_and_the_store_goes_on(
+    path: Path,
+) -> None:
+    """SQLite rolls the interrupted save back: the records kept are as they were."""
+    store, db = open_store(path)
+    with store:
+        store.save_records("r", "u", "s", Text("one\n"))
+        Interrupting(db, "INSERT INTO records")
+        with pytest.raises(sqlite3.OperationalError, match=r"^interrupted$"):
+            store.save_records("r", "u", "s", Text("two\n"))
+        assert not db.in_transaction
+        db.set_trace_callback(None)
+        db.set_progress_handler(None, 1)
+        assert store.load_records("r") == "one\n"
+        store.save_records("r", "u", "s", Text("three\n"))
+        assert store.load_records("r") == "one\nthree\n"
+
+
+def test_a_lease_released_between_two_looks_is_taken(path: Path) -> None:
+    """Refused by the holder, then the holder is gone when asked who: the lease is taken."""
+    store, db = open_store(path)
+    with store:
+        store.acquire("u", "s", owner="a", ttl=60)
+        asked: list[str] = []
+
+        def release_when_asked(sql: str) -> None:
+            if sql.startswith("SELECT owner FROM leases"):
+                asked.append(sql)
+                with sqlite3.connect(path) as other:
+                    other.execute("DELETE FROM leases")
+
+        db.set_trace_callback(release_when_asked)
+        store.acquire("u", "s", owner="b", ttl=60)
+        db.set_trace_callback(None)
+        assert len(asked) == 1
+        with pytest.raises(SessionBusy, match="run 'b' holds its lease"):
+            store.acquire("u", "s", owner="c", ttl=60)
